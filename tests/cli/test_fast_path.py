@@ -266,6 +266,38 @@ def test_an_import_with_anything_new_runs_as_before(tmp_path: Path):
     assert done.returncode == 0 and "typer" in heavy.split()
 
 
+def test_an_opencode_folder_below_the_folder_named_leaves_the_import_to_typer(tmp_path: Path):
+    """Fresh-user review of issue 42: `import DIR` finds an OpenCode data folder below DIR
+    too, whose mirrors every import brings up to date; the fast path, which cannot, leaves
+    such an import to the Typer path (it did so only for a folder named itself)."""
+    import shutil
+
+    sessions = tmp_path / "sessions"
+    shutil.copytree(ROOT / "examples/sessions", sessions)
+    shutil.copytree(ROOT / "tests/fixtures/opencode/sqlite", sessions / "share" / "opencode")
+    home = tmp_path / "ws"
+    loaded = tmp_path / "loaded.txt"
+    argv = ["import", "--no-embed", str(sessions)]
+    for _ in range(2):
+        done = subprocess.run(
+            [sys.executable, "-c", FAST, *argv],
+            env=_env(home, LOADED=str(loaded)),
+            capture_output=True,
+            check=False,
+        )
+        assert done.returncode == 0, done.stderr
+        assert "typer" in loaded.read_text().split()
+    assert (
+        b"ses_dc89fe0f0ffem5dFCryXxhDChw"
+        in subprocess.run(
+            [sys.executable, "-c", FAST, "sessions", "--all", "--json"],
+            env=_env(home, LOADED=str(loaded)),
+            capture_output=True,
+            check=True,
+        ).stdout
+    )
+
+
 def test_the_fast_path_takes_every_harness_sessions_takes():
     """``sessions --harness`` takes the same names on both paths: the registry's harnesses with
     import and the frameworks (a harness added to the registry is fast at once)."""

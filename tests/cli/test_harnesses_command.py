@@ -23,6 +23,8 @@ def test_harnesses_json_is_the_documented_list() -> None:
     assert codex["locations"] == ["$CODEX_HOME/sessions or ~/.codex/sessions"]
     assert by_name["amp"]["import"] is False
     assert by_name["amp"]["verified_version"] is None
+    assert (by_name["gemini-cli"]["usage"], by_name["factory-droid"]["usage"]) == (True, False)
+    assert by_name["amp"]["usage_note"] == "not read yet"
 
 
 def test_harnesses_text_names_each_with_its_support() -> None:
@@ -34,3 +36,5 @@ def test_harnesses_text_names_each_with_its_support() -> None:
         "copilot-cli (GitHub Copilot CLI): import, live, recovery, resume, mcp; verified: 1.0.102"
         in done.stdout
     )
+    assert "  usage: counted (`session.usage_record` events, one per model call)" in done.stdout
+    assert "  usage: none (its session file records no token usage;" in done.stdout

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from continuity.core.errors import InputError
+from continuity.core.errors import InputError, InstallIncomplete
 from continuity.daemon.hooks import adapters, install
 
 
@@ -75,19 +75,49 @@ def test_a_user_hooks_folder_is_kept_and_a_new_mcp_file_is_deleted(tmp_path: Pat
     assert not (tmp_path / "mcp-config.json").exists()
 
 
-def test_another_continuity_server_and_a_settings_file_elsewhere_register_nothing(
+def test_another_continuity_server_refuses_and_a_settings_file_elsewhere_registers_nothing(
     tmp_path: Path,
 ) -> None:
+    """Someone else's continuity server in mcp-config.json: nothing is written, exit 1 (before
+    the fresh-user review of issue 42 the hooks were installed and install exited 0). A hooks
+    file outside Copilot CLI's hooks folder cannot have its tools beside it: that is no
+    failure, the note says how to register them."""
     mcp = tmp_path / "mcp-config.json"
     theirs = {"mcpServers": {"continuity": {"command": "someone-elses"}}}
     mcp.write_text(json.dumps(theirs))
-    done = install.install("copilot-cli", tmp_path / "hooks" / "continuity.json", tmp_path / "ws")
-    assert done.mcp is not None and done.mcp.tools == {}
-    assert "not continuity's" in (done.mcp.note or "")
+    with pytest.raises(InstallIncomplete, match=rf"^copilot-cli: nothing was installed: {mcp} "):
+        install.install("copilot-cli", tmp_path / "hooks" / "continuity.json", tmp_path / "ws")
     assert json.loads(mcp.read_text()) == theirs
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["mcp-config.json"]
     elsewhere = install.install("copilot-cli", tmp_path / "x" / "c.json", tmp_path / "ws")
     assert elsewhere.mcp is not None and elsewhere.mcp.tools == {}
     assert "not in Copilot CLI's hooks folder" in (elsewhere.mcp.note or "")
+
+
+def test_an_invalid_mcp_config_fails_the_install_with_exit_1_and_writes_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Fresh-user review of issue 42: `hooks install copilot-cli` with an mcp-config.json that
+    is not JSON printed a warning and exited 0 with only the hooks installed. Now: exit 1, one
+    line naming the file, the fault and what to fix; no hooks file, no backup."""
+    from tests.cli.running import run_main
+
+    monkeypatch.setenv("COPILOT_HOME", str(tmp_path / "copilot"))
+    (tmp_path / "copilot").mkdir()
+    mcp = tmp_path / "copilot" / "mcp-config.json"
+    mcp.write_text('{"mcpServers": {,}}\n')
+    code, out, err = run_main(
+        monkeypatch, capsys, "hooks", "install", "copilot-cli", "--home", tmp_path / "ws"
+    )
+    assert code == 1
+    assert err.startswith(
+        f"continuity: copilot-cli: nothing was installed: {mcp}: not valid JSON (Expecting "
+        "property name enclosed in double quotes: line 1 column 17 (char 16)); fix that "
+        "file, then run the install again"
+    )
+    assert out == ""
+    assert sorted(p.name for p in (tmp_path / "copilot").iterdir()) == ["mcp-config.json"]
+    assert mcp.read_text() == '{"mcpServers": {,}}\n'
 
 
 def test_default_path_follows_copilot_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

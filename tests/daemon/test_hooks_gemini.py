@@ -89,3 +89,27 @@ def test_adapters_read_gemini_payloads_and_answer_its_event_names() -> None:
     prompt = json.loads(adapters.render("gemini-cli", "user-prompt-submit", {"context": "r"}))
     assert prompt["hookSpecificOutput"]["hookEventName"] == "BeforeAgent"
     assert adapters.render("gemini-cli", "stop", {"context": "x"}) == b""
+
+
+@pytest.mark.parametrize("harness", ["gemini-cli", "qwen-code"])
+def test_a_foreign_continuity_server_fails_the_install_and_nothing_is_written(
+    tmp_path: Path, harness: str
+) -> None:
+    """Fresh-user review of issue 42: a partial install (the hooks without the tools) exited
+    0. A server named continuity that is not ours now fails the whole install, exit 1
+    (``InstallIncomplete``), the settings left byte for byte and no backup made."""
+    from continuity.core.errors import InstallIncomplete
+
+    settings = tmp_path / "settings.json"
+    before = b'{"mcpServers": {"continuity": {"command": "npx", "args": ["other-continuity"]}}}\n'
+    settings.write_bytes(before)
+    with pytest.raises(InstallIncomplete) as caught:
+        install.install(harness, settings, tmp_path / "ws")
+    assert caught.value.exit_code == 1
+    assert str(caught.value) == (
+        f"{harness}: nothing was installed: {settings} already has an MCP server named "
+        "'continuity' that is not continuity's (command 'npx'); rename or remove that server "
+        "there, then run the install again"
+    )
+    assert settings.read_bytes() == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["settings.json"]

@@ -17,7 +17,7 @@ import typer
 from hypothesis import HealthCheck, given, settings, strategies as st
 from typer.testing import CliRunner
 
-from continuity.core.errors import InputError
+from continuity.core.errors import InputError, InstallIncomplete
 from continuity.daemon.hooks import install
 
 USER_SETTINGS = """{
@@ -327,55 +327,56 @@ def test_codex_trust_with_hooks_json_a_symlink(tmp_path: Path) -> None:
     assert (dotfiles / "codex-hooks.json").read_text() == "{}\n"
 
 
-def test_install_codex_says_the_one_step_left_when_trust_cannot_be_written(tmp_path: Path) -> None:
-    """A config.toml our tables cannot join (an inline hooks.state) is left as it was, and
-    the result and the CLI say loudly that Codex will skip the hooks and what to do."""
+def test_install_codex_fails_and_writes_nothing_when_trust_cannot_be_written(
+    tmp_path: Path,
+) -> None:
+    """A config.toml our tables cannot join (an inline hooks.state): before the fresh-user
+    review of issue 42 install wrote hooks.json, warned "NOT TRUSTED" and exited 0; now it
+    exits 1 naming config.toml and the ways out, and no file is written. --no-trust (the user
+    trusts the hooks in Codex's /hooks) installs, the MCP server included."""
     from continuity.cli.commands.daemon import register
 
     config = tmp_path / "config.toml"
     config.write_text("hooks = { state = {} }\n")
-    result = install.install("codex", tmp_path / "hooks.json", tmp_path / "ws")
-    assert result.trust is not None and result.trust.status == "untrusted"
-    assert result.trust.trusted == 0 and "nothing was changed" in (result.trust.note or "")
+    with pytest.raises(InstallIncomplete) as caught:
+        install.install("codex", tmp_path / "hooks.json", tmp_path / "ws")
+    assert str(caught.value) == (
+        f"codex: nothing was installed: {config}: the trust state of continuity's hooks cannot "
+        "be added to it (its hooks or hooks.state is not a table of tables, e.g. written "
+        "inline); write it as [hooks.state] tables, or install with --no-trust and trust the "
+        "hooks in Codex's /hooks, then run the install again"
+    )
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["config.toml"]
     assert config.read_text() == "hooks = { state = {} }\n"
     app = typer.Typer()
     app.command("noop")(lambda: None)
     register(app)
-    done = CliRunner().invoke(
-        app,
-        [
-            "hooks",
-            "install",
-            "codex",
-            "--settings",
-            str(tmp_path / "hooks.json"),
-            "--home",
-            str(tmp_path / "ws"),
-        ],
-    )  # tmp_path holds Codex's config.toml
-    assert done.exit_code == 0
-    assert "NOT TRUSTED: Codex skips 7 of the 7 continuity hooks" in done.output
-    assert "/hooks" in done.output
-    done = CliRunner().invoke(
-        app,
-        [
-            "hooks",
-            "install",
-            "codex",
-            "--settings",
-            str(tmp_path / "h2.json"),
-            "--no-trust",
-            "--json",
-        ],
-    )
+    args = ["hooks", "install", "codex", "--settings", str(tmp_path / "hooks.json")]
+    done = CliRunner().invoke(app, [*args, "--home", str(tmp_path / "ws")])
+    assert done.exit_code == 1 and isinstance(done.exception, InstallIncomplete)
+    assert not (tmp_path / "hooks.json").exists()
+    done = CliRunner().invoke(app, [*args, "--no-trust", "--json"])
+    assert done.exit_code == 0, done.output
     assert json.loads(done.stdout)["trust"]["status"] == "untrusted"
     # issue 39: --no-trust still registers the MCP server (the file takes that table); the
     # original is backed up first and uninstall brings it back byte for byte
     assert (tmp_path / "config.toml.continuity-backup").read_text() == "hooks = { state = {} }\n"
     assert "[mcp_servers.continuity]" in config.read_text()
-    install.uninstall("codex", tmp_path / "h2.json")
+    install.uninstall("codex", tmp_path / "hooks.json")
     assert config.read_text() == "hooks = { state = {} }\n"
     assert not (tmp_path / "config.toml.continuity-backup").exists()
+
+
+def test_install_codex_names_the_line_of_a_config_toml_that_is_not_toml(tmp_path: Path) -> None:
+    config = tmp_path / "config.toml"
+    config.write_text('model = "gpt-fake"\n[broken\n')
+    with pytest.raises(
+        InstallIncomplete,
+        match=rf"^codex: nothing was installed: {config}: not "
+        r"valid TOML \(.*line 2.*\); fix that file \(or install with --no-trust",
+    ):
+        install.install("codex", tmp_path / "hooks.json", tmp_path / "ws")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["config.toml"]
 
 
 def test_install_pi_writes_the_extension_with_the_command(tmp_path: Path) -> None:

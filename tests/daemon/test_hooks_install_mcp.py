@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from continuity.core.errors import InstallIncomplete
 from continuity.daemon.hooks import install
 
 SETTINGS = '{\n  "theme": "dark",\n  "permissions": {"allow": ["Bash(ls:*)"]}\n}\n'
@@ -97,18 +98,25 @@ def test_claude_code_keeps_a_rule_the_user_had(user: Path, tmp_path: Path) -> No
     assert not (user / ".claude.json").exists()
 
 
-def test_claude_code_leaves_a_server_of_that_name_that_is_not_ours(
+def test_claude_code_refuses_beside_a_server_of_that_name_that_is_not_ours(
     user: Path, tmp_path: Path
 ) -> None:
-    """Someone else's mcpServers.continuity is kept; nothing is registered or allowed, and
-    the result says why."""
+    """Someone else's mcpServers.continuity: before the fresh-user review of issue 42 the
+    hooks were installed without the tools and install exited 0; now nothing is written (not
+    the hooks either) and the error names the file and what to do."""
     theirs = {"mcpServers": {"continuity": {"type": "stdio", "command": "their-thing"}}}
     (user / ".claude.json").write_text(json.dumps(theirs))
-    result = install.install("claude-code", home=tmp_path / "ws")
-    assert result.mcp is not None and result.mcp.tools == {}
-    assert "not continuity's" in (result.mcp.note or "")
+    settings = (user / ".claude" / "settings.json").read_bytes()
+    with pytest.raises(InstallIncomplete) as caught:
+        install.install("claude-code", home=tmp_path / "ws")
+    assert str(caught.value) == (
+        f"claude-code: nothing was installed: {user / '.claude.json'} already has an MCP server "
+        "named 'continuity' that is not continuity's (command 'their-thing'); rename or "
+        "remove that server there, then run the install again"
+    )
     assert json.loads((user / ".claude.json").read_text()) == theirs
-    assert "mcp__continuity" not in (user / ".claude" / "settings.json").read_text()
+    assert (user / ".claude" / "settings.json").read_bytes() == settings
+    assert not list(user.rglob("*.continuity-backup"))
 
 
 def test_claude_code_settings_elsewhere_register_no_server(user: Path, tmp_path: Path) -> None:
@@ -164,16 +172,20 @@ def test_codex_install_writes_the_mcp_server_and_uninstall_restores(tmp_path: Pa
     assert not (codex / "config.toml.continuity-backup").exists()
 
 
-def test_codex_keeps_a_users_server_of_that_name_and_still_trusts(tmp_path: Path) -> None:
-    """A [mcp_servers.continuity] of the user's: ours is not added (the file would not parse),
-    the trust is still written, the result says why."""
+def test_codex_refuses_beside_a_users_server_of_that_name(tmp_path: Path) -> None:
+    """A [mcp_servers.continuity] of the user's: ours cannot be added (the file would not
+    parse); before the fresh-user review of issue 42 the hooks and trust were written and
+    install exited 0; now nothing is written and the error names config.toml."""
     mine = CODEX_CONFIG + '\n[mcp_servers.continuity]\ncommand = "mine"\n'
     (tmp_path / "config.toml").write_text(mine)
-    result = install.install("codex", tmp_path / "hooks.json", tmp_path / "ws")
-    assert result.trust is not None and result.trust.status == "trusted"
-    assert result.mcp is not None and result.mcp.tools == {}
-    parsed = tomllib.loads((tmp_path / "config.toml").read_text())
-    assert parsed["mcp_servers"]["continuity"] == {"command": "mine"}
+    with pytest.raises(
+        InstallIncomplete,
+        match=rf"^codex: nothing was installed: {tmp_path / 'config.toml'} cannot take "
+        r"\[mcp_servers.continuity\] .*; rename or remove that server there",
+    ):
+        install.install("codex", tmp_path / "hooks.json", tmp_path / "ws")
+    assert (tmp_path / "config.toml").read_text() == mine
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["config.toml"]
 
 
 def test_pi_extension_carries_the_tool_runner(tmp_path: Path) -> None:

@@ -14,6 +14,10 @@ One scenario (module-scoped) records, the tests assert one property each:
 4. importing Gemini CLI's own chat files adds no session and leaves A's continuation as it was;
 5. ``doctor --harness gemini-cli`` finds the hooks; ``hooks uninstall gemini-cli`` restores
    the settings byte for byte.
+
+The user's settings hold ``//`` and ``/* */`` comments (``USER_COMMENTS``), as Gemini CLI
+allows: install keeps them and Gemini CLI reads the file install wrote (fresh-user review of
+issue 42: such a file was refused).
 """
 
 from __future__ import annotations
@@ -44,6 +48,16 @@ USER_SETTINGS = {
     # a named model: "auto" asks a JSON router first, which the fake model does not answer
     "model": {"name": "gemini-2.5-flash"},
 }
+#: Comments in the user's settings.json (Gemini CLI strips them before parsing): install must
+#: keep them, and Gemini CLI must still read the file.
+USER_COMMENTS = ("// my Gemini CLI settings", "/* no telemetry here */")
+
+
+def user_settings_text() -> str:
+    """``USER_SETTINGS`` as a user might keep them: indented, with ``USER_COMMENTS``."""
+    body = json.dumps(USER_SETTINGS, indent=2)
+    body = body.replace('\n  "telemetry"', f'\n  {USER_COMMENTS[1]}\n  "telemetry"', 1)
+    return f"{USER_COMMENTS[0]}\n{body}\n"
 
 
 class GeminiWorld(World):
@@ -52,7 +66,7 @@ class GeminiWorld(World):
     def setup_harness(self) -> None:
         gemini = self.home / ".gemini"
         gemini.mkdir()
-        (gemini / "settings.json").write_text(json.dumps(USER_SETTINGS, indent=2) + "\n")
+        (gemini / "settings.json").write_text(user_settings_text())
 
     def env(self) -> dict[str, str]:
         return {
@@ -96,6 +110,7 @@ class Record:
     prompts: dict[str, str] = field(default_factory=dict)
     settings_before: dict[str, bytes | None] = field(default_factory=dict)
     settings_after: dict[str, bytes | None] = field(default_factory=dict)
+    settings_installed: dict[str, bytes | None] = field(default_factory=dict)
     install: Any = None
     spool_after_a: list[dict[str, Any]] = field(default_factory=list)
     live_sessions: list[dict[str, Any]] = field(default_factory=list)
@@ -137,6 +152,7 @@ def _scenario(rec: Record) -> None:
     pb = rec.prompts["b"] = f"Task B {tag}: now check the README"
     rec.settings_before = w.settings_snapshot()
     rec.install = w.continuity_json("hooks", "install", "gemini-cli")
+    rec.settings_installed = w.settings_snapshot()
     w.start_daemon()
 
     w.run_harness(pa)
@@ -277,3 +293,11 @@ def test_doctor_finds_the_hooks_and_uninstall_restores_the_settings(run: Record)
     assert rec.uninstall["action"] == "restored"
     assert rec.settings_after == rec.settings_before
     assert list(rec.settings_after) == ["settings.json"]
+
+
+def test_install_keeps_the_users_comments(run: Record) -> None:
+    rec = _ok(run)
+    installed = (rec.settings_installed["settings.json"] or b"").decode()
+    assert installed.startswith(USER_COMMENTS[0] + "\n{")
+    assert f"\n  {USER_COMMENTS[1]}\n" in installed
+    assert rec.install["action"] == "installed"

@@ -226,3 +226,30 @@ def test_kilo_database_imports_as_harness_kilo(sqlite_store, tmp_path: Path) -> 
     assert (session.harness, session.project) == ("kilo", "/home/dev/project")
     again = import_paths(sqlite_store, [kilo], home=tmp_path / "ws")
     assert sum(x.imported for x in again.files) == 0
+
+
+def test_an_opencode_or_kilo_folder_is_found_below_the_folder_named(
+    sqlite_store, tmp_path: Path
+) -> None:
+    """Fresh-user review of issue 42: `import DIR` found an OpenCode or Kilo database only when
+    DIR held it directly; `import ~/.local/share` (or `~`) found nothing. Now the folders up
+    to EXPAND_DEPTH levels below DIR are looked at: both sessions import, each as its harness;
+    one deeper than that is not looked for."""
+    from continuity.formats.discovery import EXPAND_DEPTH
+
+    share = tmp_path / "home" / ".local" / "share"
+    shutil.copytree(FIXTURES / "sqlite", share / "opencode")
+    shutil.copytree(FIXTURES.parent / "kilo", share / "kilo")
+    deep = tmp_path / "home" / "a" / "b" / "c" / "d" / "opencode"
+    shutil.copytree(FIXTURES / "json", deep)
+    assert len(deep.relative_to(tmp_path / "home").parts) == EXPAND_DEPTH + 1
+    report = import_paths(sqlite_store, [tmp_path / "home"], home=tmp_path / "ws")
+    got = sorted((f.harness, f.session_key) for f in report.files)
+    assert got == [("kilo", "ses_db35bfda5ffeA5Onlbv6Fuj7Pf"), ("opencode", SID)]
+    assert all(f.imported > 0 and not f.errors for f in report.files)
+    shutil.rmtree(deep)
+    again = import_paths(sqlite_store, [share], home=tmp_path / "ws")
+    assert sorted((f.harness, f.status) for f in again.files) == [
+        ("kilo", "unchanged"),
+        ("opencode", "unchanged"),
+    ]

@@ -105,8 +105,31 @@ def test_registry_flags_are_booleans_and_a_login_is_said() -> None:
     assert "no GitHub login" in harness("copilot-cli").note
 
 
+def test_registry_usage_is_what_continuity_usage_counts() -> None:
+    """Fresh-user review of issue 42: the registry says which harnesses' tokens `usage`
+    counts (the usage package's own list, which may not import the registry), and for every
+    imported harness where its files record them or why they hold none."""
+    from continuity.usage.extract import USAGE_HARNESSES
+
+    assert {h.name for h in harnesses() if h.usage} == set(USAGE_HARNESSES)
+    assert set(USAGE_HARNESSES) == {
+        "claude-code",
+        "codex",
+        "pi",
+        "opencode",
+        "gemini-cli",
+        "qwen-code",
+        "copilot-cli",
+        "kilo",
+    }
+    for name in names("import"):
+        assert harness(name).usage_note, f"{name}: no usage_note"
+    assert "records no token usage" in harness("factory-droid").usage_note
+    assert "record no token usage" in harness("cursor-agent").usage_note
+
+
 def test_location_resolves_under_its_variable_else_the_default(tmp_path: Path) -> None:
-    loc = Location(default="~/.codex/sessions", variable="CODEX_HOME", path="sessions")
+    loc = Location(default="~/.codex/sessions", variables=("CODEX_HOME",), path="sessions")
     assert loc.resolve({"CODEX_HOME": "/srv/codex", "HOME": "/home/ana"}) == Path(
         "/srv/codex/sessions"
     )
@@ -124,6 +147,33 @@ def test_archive_folders_come_from_the_registry(monkeypatch, tmp_path: Path) -> 
     monkeypatch.setenv("CODEX_HOME", str(tmp_path / "codex"))
     folders = harness_folders(ArchiveSettings())
     assert folders["codex"] == tmp_path / "codex" / "sessions"
+
+
+def test_qwen_runtime_dir_moves_the_folder_watch_follows(monkeypatch, tmp_path: Path) -> None:
+    """Fresh-user review of issue 42: Qwen Code writes its sessions under $QWEN_RUNTIME_DIR
+    when set (over $QWEN_HOME, its settings' folder), and `watch` did not follow it. The
+    registry names both, strongest first, and the archive follows the one in effect."""
+    from continuity.archive.archiver import ArchiveSettings, folder_problems, harness_folders
+
+    loc = harness("qwen-code").locations[0]
+    assert loc.describe() == (
+        "$QWEN_RUNTIME_DIR/projects or $QWEN_HOME/projects or ~/.qwen/projects"
+    )
+    runtime, home = tmp_path / "runtime", tmp_path / "qwen-home"
+    (runtime / "projects").mkdir(parents=True)
+    (home / "projects").mkdir(parents=True)
+    monkeypatch.setenv("QWEN_HOME", str(home))
+    monkeypatch.delenv("QWEN_RUNTIME_DIR", raising=False)
+    assert harness_folders(ArchiveSettings())["qwen_code"] == home / "projects"
+    monkeypatch.setenv("QWEN_RUNTIME_DIR", str(runtime))
+    assert harness_folders(ArchiveSettings())["qwen_code"] == runtime / "projects"
+    assert loc.resolve({"QWEN_RUNTIME_DIR": "", "QWEN_HOME": "/q", "HOME": "/h"}) == Path(
+        "/q/projects"
+    )
+    monkeypatch.setenv("QWEN_RUNTIME_DIR", str(tmp_path / "missing"))
+    assert [p for p in folder_problems(ArchiveSettings()) if p.startswith("qwen_code")] == [
+        f"qwen_code: $QWEN_RUNTIME_DIR = {tmp_path / 'missing'} does not exist (yet); not watched"
+    ]
 
 
 def test_session_harness_choices_are_the_import_harnesses() -> None:

@@ -368,3 +368,161 @@ def test_days_weeks_and_months_are_in_the_time_zone_given(tmp_path):
     assert group_key(m, "week", ZoneInfo("Europe/Berlin")) == "2026-11-30"
     assert group_key(la, "month", ZoneInfo("America/Los_Angeles")) == "2026-11"
     assert group_key(la, "month") == "2026-12"
+
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
+
+
+@pytest.mark.parametrize(
+    ("harness", "fixture", "expected"),
+    [
+        # (model, input, output) per response, in time order: read off the fixtures with jq
+        # (gemini: the distinct ids of `type == "gemini"` records with `tokens`; qwen: the
+        # `assistant` records' usageMetadata; copilot: the `session.usage_record` events;
+        # kilo: `select data from message` where role is assistant)
+        ("gemini-cli", "gemini_cli", [("gemini-3.1-pro-preview", 100, 20)] * 2),
+        ("qwen-code", "qwen_code/projects", [("qwen-fake", 100, 20)] * 4),
+        ("copilot-cli", "copilot_cli/session-state", [("gpt-fake", 100, 20)] * 4),
+        ("kilo", "kilo", [("fake-model", 100, 20)] * 4),
+        ("opencode", "opencode/sqlite", [("fake-model", 100, 20)] * 2),
+    ],
+)
+def test_the_new_harnesses_recorded_usage_is_counted(tmp_path, harness, fixture, expected):
+    """Fresh-user review of issue 42: `usage` counted no tokens for Gemini CLI, Qwen Code,
+    Copilot CLI or Kilo although their files record them (each fixture recorded by the real
+    CLI against the fake model, which reports 100 input and 20 output tokens a call)."""
+    data = tmp_path / "data"
+    shutil.copytree(FIXTURES / fixture, data)
+    with _imported(tmp_path, data) as ws:
+        found = collect(ws.store(), harness=harness)
+    assert [(m.model, m.input_tokens, m.output_tokens) for m in found] == expected
+    assert {m.harness for m in found} == {harness}
+
+
+def test_gemini_cli_counts_a_message_once_across_its_repeats_and_files(tmp_path):
+    """gemini_cli's first file writes message fc01a1b2 twice (before and after its tool call)
+    and repeats both responses in two `$set` rebuilds; the second file (the resumed run)
+    holds none: two responses, at their own times."""
+    data = tmp_path / "data"
+    shutil.copytree(FIXTURES / "gemini_cli", data)
+    with _imported(tmp_path, data) as ws:
+        found = collect(ws.store(), harness="gemini-cli")
+    assert [m.at for m in found] == [
+        datetime(2026, 12, 6, 17, 59, 51, 588000, tzinfo=UTC),
+        datetime(2026, 12, 6, 17, 59, 51, 642000, tzinfo=UTC),
+    ]
+
+
+def test_usage_by_harness_reports_the_new_harnesses(tmp_path, monkeypatch, capsys):
+    """`continuity usage --by harness --json` has a row for each of them (the fake model's
+    100 + 20 tokens a call: 2 Gemini, 4 Qwen, 4 Copilot calls)."""
+    from tests.cli.running import run_main
+
+    monkeypatch.setenv("TZ", "UTC")
+    home = tmp_path / "ws"
+    for fixture in ("gemini_cli", "qwen_code/projects", "copilot_cli/session-state"):
+        shutil.copytree(FIXTURES / fixture, tmp_path / "data" / fixture.split("/")[0])
+    code, _, err = run_main(monkeypatch, capsys, "import", "--home", home, tmp_path / "data")
+    assert code == 0, err
+    code, out, _ = run_main(
+        monkeypatch, capsys, "usage", "--home", home, "--by", "harness", "--json"
+    )
+    assert code == 0
+    rows = {
+        r["key"]: (r["messages"], r["input_tokens"], r["output_tokens"])
+        for r in orjson.loads(out)["rows"]
+    }
+    assert rows == {
+        "gemini-cli": (2, 200, 40),
+        "qwen-code": (4, 400, 80),
+        "copilot-cli": (4, 400, 80),
+    }
+
+
+def _gemini_line(msg_id: str, tokens: dict) -> bytes:
+    return orjson.dumps(
+        {
+            "id": msg_id,
+            "timestamp": "2026-12-06T17:59:51.588Z",
+            "type": "gemini",
+            "content": "",
+            "tokens": tokens,
+            "model": "gemini-2.5-pro",
+        }
+    )
+
+
+def test_gemini_cached_and_tool_prompt_tokens_and_thoughts_as_the_api_counts_them():
+    """The Gemini API's prompt count includes the cached part, its total counts thoughts and
+    tool-use prompt tokens apart from the candidates: 1,000 prompt of which 600 cached, 50
+    tool, 30 candidates, 70 thoughts (total 1,150) is 450 input, 600 cache read, 100 output
+    of which 70 reasoning."""
+    line = _gemini_line(
+        "a",
+        {"input": 1000, "output": 30, "cached": 600, "thoughts": 70, "tool": 50, "total": 1150},
+    )
+    (one,) = UsageReader().read("gemini-cli", "k", None, [line])
+    assert (one.input_tokens, one.cache_read_tokens, one.output_tokens, one.reasoning_tokens) == (
+        450,
+        600,
+        100,
+        70,
+    )
+
+
+def test_qwen_s_openai_reasoning_is_already_inside_its_candidates():
+    """Qwen Code's OpenAI converter puts completion_tokens (reasoning included) in
+    candidatesTokenCount and the reasoning again in thoughtsTokenCount; its total is prompt +
+    completion (1,200 = 1,000 + 200): output stays 200, 80 of it reasoning; 300 of the prompt
+    was cached."""
+    line = orjson.dumps(
+        {
+            "uuid": "u1",
+            "timestamp": "2026-12-06T18:10:31.024Z",
+            "type": "assistant",
+            "model": "qwen3-coder-plus",
+            "usageMetadata": {
+                "promptTokenCount": 1000,
+                "candidatesTokenCount": 200,
+                "thoughtsTokenCount": 80,
+                "totalTokenCount": 1200,
+                "cachedContentTokenCount": 300,
+            },
+        }
+    )
+    reader = UsageReader()
+    (one,) = reader.read("qwen-code", "k", None, [line, line])
+    assert (one.input_tokens, one.cache_read_tokens, one.output_tokens, one.reasoning_tokens) == (
+        700,
+        300,
+        200,
+        80,
+    )
+    assert list(reader.read("qwen-code", "k2", None, [line])) == []  # a copied record: once
+
+
+def test_copilot_cache_tokens_come_out_of_its_input_and_a_repeated_call_counts_once():
+    line = orjson.dumps(
+        {
+            "type": "session.usage_record",
+            "id": "e1",
+            "timestamp": "2026-12-06T18:20:16.612Z",
+            "data": {
+                "usage": {
+                    "model": "claude-sonnet-4.5",
+                    "inputTokens": 5000,
+                    "outputTokens": 40,
+                    "cacheReadTokens": 4000,
+                    "cacheWriteTokens": 600,
+                    "cost": 1,
+                    "apiCallId": "chatcmpl-1",
+                    "accounting": {"usageId": "chatcmpl-1"},
+                }
+            },
+        }
+    )
+    found = list(UsageReader().read("copilot-cli", "k", None, [line, line]))
+    assert [
+        (m.input_tokens, m.cache_read_tokens, m.cache_creation_tokens, m.output_tokens, m.cost_usd)
+        for m in found
+    ] == [(400, 4000, 600, 40, None)]

@@ -60,48 +60,46 @@ def load_settings(home: str | os.PathLike[str] | None = None) -> ArchiveSettings
     return load_section("archive", ArchiveSettings, home)
 
 
-def _default_folders() -> dict[str, Path]:
-    """``[archive]`` key -> the harness's session folder here (the registry's first location,
-    ``formats.registry``: under its home variable when set, else the default)."""
-    from continuity.formats.registry import archive_locations
-
-    return {key: loc.resolve() for key, loc in archive_locations().items()}
-
-
 def _home_variables() -> dict[str, str]:
-    """``[archive]`` key -> the environment variable that moves that harness's home (its
-    folder is under it), from the registry."""
+    """``[archive]`` key -> the (strongest) environment variable that moves that harness's
+    home (its folder is under it), from the registry."""
     from continuity.formats.registry import archive_locations
 
     return {key: loc.variable for key, loc in archive_locations().items() if loc.variable}
 
 
-#: The environment variable that moves each harness's home (its folder is under it).
+#: The environment variable that moves each harness's home (its folder is under it); a
+#: harness with several (Qwen Code's QWEN_RUNTIME_DIR, then QWEN_HOME) is named by its first.
 HOME_VARIABLES = _home_variables()
 
 
 def _candidates(settings: ArchiveSettings) -> dict[str, tuple[Path, str]]:
     """Harness name -> (the folder to watch, what named it); harnesses switched off by an
-    empty override are left out."""
+    empty override are left out. A harness's folder follows the first of its registry
+    location's variables that is set (``Location.variable_set``)."""
+    from continuity.formats.registry import archive_locations
+
     found = {}
-    for name, default in _default_folders().items():
+    for name, location in archive_locations().items():
         override = getattr(settings, name)
         if override == "":
             continue
+        variable = location.variable_set()
         if override:
             found[name] = (Path(override).expanduser(), f"[archive] {name} in config.toml")
-        elif name in HOME_VARIABLES and os.environ.get(HOME_VARIABLES[name]):
-            found[name] = (default, f"${HOME_VARIABLES[name]}")
+        elif variable:
+            found[name] = (location.resolve(), f"${variable}")
         else:
-            found[name] = (default, "the default")
+            found[name] = (location.resolve(), "the default")
     return found
 
 
 def harness_folders(settings: ArchiveSettings) -> dict[str, Path]:
     """Harness name -> the existing session folder to watch: the ``[archive]`` override, else
     the harness's default under its home variable (``CLAUDE_CONFIG_DIR``, ``CODEX_HOME``,
-    ``PI_CODING_AGENT_DIR``, ``XDG_DATA_HOME``). Folders that do not exist are left out (see
-    ``folder_problems`` for the ones a user named that cannot be watched)."""
+    ``PI_CODING_AGENT_DIR``, ``XDG_DATA_HOME``, ``QWEN_RUNTIME_DIR`` then ``QWEN_HOME``, ...).
+    Folders that do not exist are left out (see ``folder_problems`` for the ones a user named
+    that cannot be watched)."""
     return {name: path for name, (path, _) in _candidates(settings).items() if path.is_dir()}
 
 

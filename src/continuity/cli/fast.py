@@ -365,11 +365,14 @@ def _import(args: list[str], given: set[str], values: dict[str, str]) -> int:
     from continuity.formats.discovery import discover, key_paths, path_key, unchanged
     from continuity.formats.reports import FileReport, ImportReport
 
+    def opencode_folder(folder: Path, _found: list[Path]) -> bool:
+        if opencode.layout(folder) is not None:  # named or found below one named
+            raise _Unsure
+        return False
+
     roots = [Path(a).expanduser() for a in args]
-    if any(r.is_dir() and opencode.layout(r) is not None for r in roots):
-        raise _Unsure
     problems: list[FileReport] = []
-    files = discover(args, unreadable=problems)
+    files = discover(args, unreadable=problems, expand=opencode_folder)
     if problems or not files:
         raise _Unsure
     store = _lite_store(home)

@@ -79,6 +79,15 @@ class InputError(ContinuityError):
     exit_code = 2
 
 
+class InstallIncomplete(ContinuityError):
+    """``hooks install`` cannot do a part the user asked for (continuity's tools, Codex's trust
+    of the hooks) because of a file of the user's, so it wrote nothing: the message names the
+    file and what to fix. Exit code 1, so a script can tell (fresh-user review of issue 42:
+    such an install printed a warning and exited 0)."""
+
+    exit_code = 1
+
+
 class ConfigError(ContinuityError):
     """A configuration value is invalid: names the file, the field and its allowed range."""
 

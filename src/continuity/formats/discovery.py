@@ -28,6 +28,12 @@ if TYPE_CHECKING:
 PREFIX_BYTES = 64 * 1024
 #: JSONL files in a harness folder that are no sessions (Codex's prompt history and index).
 NOT_SESSIONS = {"history.jsonl", "session_index.jsonl"}
+#: How many levels below a folder named ``discover``'s ``expand`` is asked about the folders
+#: it searches: an OpenCode or Kilo data folder is found from a parent (``~/.local/share`` is
+#: one level up from ``opencode``, ``~`` three), not only when named itself (fresh-user review
+#: of issue 42). Bounded, so a search of a large tree does not probe every folder in it, and a
+#: project's own test copies of such folders, deep inside it, are not taken for the user's.
+EXPAND_DEPTH = 4
 
 Progress = Callable[[int], None]
 
@@ -41,9 +47,10 @@ def discover(
     """Session files named by ``paths``: files as given, directories searched recursively for
     ``*.jsonl`` (sorted). A symlinked folder inside a tree is followed once: a folder already
     searched (the same device and inode, a link loop included) is not searched again.
-    ``expand(folder, found)``, when given, is asked first about each folder named: when it
-    returns True it has added the folder's session files to ``found`` itself (the importer's
-    OpenCode data folders, whose mirrors it brings up to date), and the folder is not searched.
+    ``expand(folder, found)``, when given, is asked first about each folder named, and about
+    each folder searched up to ``EXPAND_DEPTH`` levels below it: when it returns True it has
+    added the folder's session files to ``found`` itself (the importer's OpenCode and Kilo data
+    folders, whose mirrors it brings up to date), and that folder is not searched.
 
     With ``unreadable`` (the CLI's ``ImportReport.files``), a path that cannot be used is not
     fatal (issue 20: ``import /missing good.jsonl`` imports the good one): each is appended as
@@ -79,6 +86,11 @@ def discover(
                     dirs[:] = []
                     continue
                 seen.add((st.st_dev, st.st_ino))
+                if expand is not None and folder != str(path):
+                    depth = len(Path(folder).relative_to(path).parts)
+                    if depth <= EXPAND_DEPTH and expand(Path(folder), found):
+                        dirs[:] = []
+                        continue
                 dirs.sort()
                 here.extend(
                     Path(folder, n) for n in names if n.endswith(".jsonl") and n not in NOT_SESSIONS
@@ -167,6 +179,7 @@ def unchanged(
 
 
 __all__ = [
+    "EXPAND_DEPTH",
     "NOT_SESSIONS",
     "PREFIX_BYTES",
     "discover",

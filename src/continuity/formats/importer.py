@@ -97,9 +97,10 @@ def discover(
     unreadable: list[FileReport] | None = None,
     home: str | os.PathLike[str] | None = None,
 ) -> list[Path]:
-    """``formats.discovery.discover`` with an OpenCode data folder (``formats/opencode``,
-    issue 18) standing for its sessions' mirrors, brought up to date under the workspace
-    ``home`` (default: ``resolve_home()``). Raises ``InputError`` as that one does, and for
+    """``formats.discovery.discover`` with an OpenCode or Kilo data folder
+    (``formats/opencode``, issue 18), named or found up to ``discovery.EXPAND_DEPTH`` levels
+    below a folder named, standing for its sessions' mirrors, brought up to date under the
+    workspace ``home`` (default: ``resolve_home()``). Raises ``InputError`` as that one does, and for
     an OpenCode folder that cannot be read."""
     return discovery.discover(
         paths, unreadable=unreadable, expand=lambda p, found: _opencode_mirrors(p, home, found)

@@ -5,7 +5,10 @@ Every harness continuity knows is one ``Harness``: its name in its own spelling
 a folder under an override variable, else a default), what continuity supports for it
 (``import``, ``live`` capture, ``recovery`` at start, ``resume`` into it, ``mcp`` install),
 the CLI version the e2e suite last verified (``verified_version``, None when no e2e test runs
-it), the format versions seen, its fixtures and a note (a vendor login its CLI needs to run).
+it), the format versions seen, its fixtures, a note (a vendor login its CLI needs to run), and
+whether ``continuity usage`` counts its tokens (``usage``, with ``usage_note`` saying where its
+files record them or why they do not; ``tests/formats/test_registry.py`` holds ``usage`` to
+``continuity.usage.USAGE_HARNESSES``).
 ``continuity harnesses`` prints it, ``doctor`` and ``watch`` read their harness lists from it,
 the README's table is generated from it (cog), and the tests hold it to the code: a harness
 marked ``import`` has a reader whose ``harness`` is its name and a fixture that imports
@@ -32,30 +35,42 @@ FLAGS = ("import", "live", "recovery", "resume", "mcp")
 
 @dataclass(frozen=True, slots=True)
 class Location:
-    """Where a harness keeps its sessions: ``path`` under the folder ``variable`` names when
-    that variable is set (``$CODEX_HOME/sessions``), else ``default`` (``~`` is the home
-    folder). ``seen``: observed on a real run (else from the harness's docs or source)."""
+    """Where a harness keeps its sessions: ``path`` under the folder the first set one of
+    ``variables`` names (``$CODEX_HOME/sessions``; Qwen Code's ``QWEN_RUNTIME_DIR`` wins over
+    its ``QWEN_HOME``, as Qwen Code's ``Storage.getRuntimeBaseDir`` reads them), else
+    ``default`` (``~`` is the home folder). ``seen``: observed on a real run (else from the
+    harness's docs or source)."""
 
     default: str
-    variable: str | None = None
+    variables: tuple[str, ...] = ()
     path: str = ""
     seen: bool = False
 
+    @property
+    def variable(self) -> str | None:
+        """The first (strongest) override variable, None without one."""
+        return self.variables[0] if self.variables else None
+
     def describe(self) -> str:
-        """``$CODEX_HOME/sessions or ~/.codex/sessions`` (the default alone without a
-        variable)."""
-        if self.variable:
-            under = f"${self.variable}/{self.path}" if self.path else f"${self.variable}"
-            return f"{under} or {self.default}"
-        return self.default
+        """``$CODEX_HOME/sessions or ~/.codex/sessions`` (each variable in order, then the
+        default; the default alone without a variable)."""
+        under = [f"${v}/{self.path}" if self.path else f"${v}" for v in self.variables]
+        return " or ".join([*under, self.default])
+
+    def variable_set(self, env: dict[str, str] | os._Environ[str] | None = None) -> str | None:
+        """The override variable in effect: the first of ``variables`` set (non-empty) in
+        ``env`` (default ``os.environ``), else None."""
+        env = os.environ if env is None else env
+        return next((v for v in self.variables if env.get(v)), None)
 
     def resolve(self, env: dict[str, str] | os._Environ[str] | None = None) -> Path:
-        """The folder on this machine: under ``env[variable]`` when set (non-empty), else
-        the default with ``~`` expanded (``env`` defaults to ``os.environ``)."""
+        """The folder on this machine: under the folder of ``variable_set(env)`` when one is
+        set, else the default with ``~`` expanded (``env`` defaults to ``os.environ``)."""
         env = os.environ if env is None else env
-        base = env.get(self.variable) if self.variable else None
-        if base:
-            return Path(base).expanduser() / self.path if self.path else Path(base).expanduser()
+        variable = self.variable_set(env)
+        if variable:
+            base = Path(env[variable]).expanduser()
+            return base / self.path if self.path else base
         default = self.default
         if default.startswith("~"):
             home = env.get("HOME") or str(Path.home())
@@ -79,11 +94,14 @@ class Harness:
     locations: tuple[Location, ...] = ()
     archive_key: str | None = None
     note: str = ""
+    usage: bool = False
+    usage_note: str = ""
 
     def to_dict(self) -> dict[str, Any]:
         """The ``continuity harnesses --json`` shape (issue 42): ``name``, the five flags as
         booleans, ``verified_version`` (or null), ``locations`` (strings, as ``describe``),
-        then ``title``, ``format_versions``, ``fixtures``, ``note``."""
+        then ``title``, ``format_versions``, ``fixtures``, ``note``, ``usage`` (a boolean:
+        ``continuity usage`` counts its tokens) and ``usage_note`` (or null)."""
         return {
             "name": self.name,
             **{flag: self.supports.get(flag, False) for flag in FLAGS},
@@ -93,7 +111,19 @@ class Harness:
             "format_versions": list(self.format_versions),
             "fixtures": list(self.fixtures),
             "note": self.note or None,
+            "usage": self.usage,
+            "usage_note": self.usage_note or None,
         }
+
+
+def _variables(value: Any, where: str) -> tuple[str, ...]:
+    """A location's ``variable``: one name, or a list of them, strongest first."""
+    if not value:
+        return ()
+    names = [value] if isinstance(value, str) else value
+    if not isinstance(names, list) or not all(isinstance(n, str) and n for n in names):
+        raise ValueError(f"{where}: a location's variable must be a name or a list of names")
+    return tuple(names)
 
 
 def _harness(raw: dict[str, Any], where: str) -> Harness:
@@ -103,7 +133,7 @@ def _harness(raw: dict[str, Any], where: str) -> Harness:
     locations = tuple(
         Location(
             default=str(loc.get("default", "")),
-            variable=loc.get("variable") or None,
+            variables=_variables(loc.get("variable"), where),
             path=str(loc.get("path", "")),
             seen=bool(loc.get("seen", False)),
         )
@@ -121,6 +151,8 @@ def _harness(raw: dict[str, Any], where: str) -> Harness:
         locations=locations,
         archive_key=raw.get("archive_key") or None,
         note=str(raw.get("note") or ""),
+        usage=bool(raw.get("usage", False)),
+        usage_note=str(raw.get("usage_note") or ""),
     )
 
 

@@ -2,7 +2,9 @@
 week, month, session, project, model and harness.
 
 ``extract`` knows where each harness records usage (Claude Code ``message.usage``, Codex
-``token_count`` events, pi and OpenCode usage) and de-duplicates as each requires; ``prices``
+``token_count`` events, pi, OpenCode and Kilo usage, Gemini CLI ``tokens``, Qwen Code
+``usageMetadata``, Copilot CLI ``session.usage_record`` events) and de-duplicates as each
+requires (Factory Droid's and Cursor's files record none); ``prices``
 holds the price table (LiteLLM's, trimmed, shipped as ``prices.json``; refreshable into the
 workspace); ``report`` reads the stored sessions' raw lines, prices each message and groups
 them (``usage_report``, ``group``, ``breakdown``).

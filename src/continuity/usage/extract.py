@@ -26,7 +26,33 @@ it reads, as each harness requires:
   ``opencode.message`` line's record (``message.data``, as OpenCode stored it: ``input``,
   ``output``, ``reasoning``, ``cache.read``, ``cache.write``); the mirror appends a message
   again when OpenCode updates it, so the last copy of each message id counts. Its output
-  excludes reasoning; here output includes it, as for every harness.
+  excludes reasoning; here output includes it, as for every harness. Kilo's sessions (OpenCode's
+  layout, mirrored the same way) are read by the same rule.
+- **Gemini CLI**: the ``tokens`` of a ``gemini`` message record (``input``, ``output``,
+  ``cached``, ``thoughts``, ``tool``, ``total``: Gemini CLI's copy of the Gemini API's
+  ``usageMetadata``), its model ``model``. Gemini CLI writes a message again under its id when
+  it changes, and a resume's ``{"$set": {"messages": [...]}}`` repeats every message: the first
+  copy of each message id counts, across files.
+- **Qwen Code**: ``usageMetadata`` of an ``assistant`` record (``promptTokenCount``,
+  ``candidatesTokenCount``, ``cachedContentTokenCount``, ``thoughtsTokenCount``,
+  ``totalTokenCount``), its model ``model``; a record ``uuid`` seen before counts once.
+- **Copilot CLI**: ``data.usage`` of a ``session.usage_record`` event (one per model call:
+  ``model``, ``inputTokens``, ``outputTokens``, ``cacheReadTokens``, ``cacheWriteTokens``),
+  keyed by ``accounting.usageId`` (else ``apiCallId``, else the event id) to count once. Its
+  ``inputTokens`` is the whole prompt, cache included (as AgentsView's parser reads it; the
+  recorded fixtures have no cache to tell): input here is ``inputTokens - cacheReadTokens -
+  cacheWriteTokens``. Its ``cost`` is premium requests, not dollars: not used. The
+  ``session.shutdown`` totals repeat the records' sums and are not read.
+
+Gemini CLI's and Qwen Code's counts follow the Gemini API: the prompt count includes the
+cached part (input here is prompt minus cached, plus Gemini's ``tool`` prompt tokens); the
+Gemini API counts thoughts outside ``candidates`` (its total is prompt + tool + candidates +
+thoughts), Qwen's OpenAI converter inside them (its total is prompt + completion): the thoughts
+are added to the output only when the recorded total says they are outside it.
+
+Factory Droid's session file records no usage (only its ``.settings.json`` beside it holds
+the session's running total, not per response and not imported), and Cursor's agent
+transcripts hold none: ``usage`` shows no tokens for them (the registry's ``usage_note``).
 
 Every count is an integer of tokens, 0 when absent or not a non-negative integer. Lines that
 are not JSON objects, or carry no usage, are skipped: the importer reports bad lines. Other
@@ -46,13 +72,26 @@ import orjson
 from continuity.core.when import usable_time
 
 #: The harnesses whose files record usage (``UsageReader`` reads these; others yield nothing).
-USAGE_HARNESSES = ("claude-code", "codex", "pi", "opencode")
+USAGE_HARNESSES = (
+    "claude-code",
+    "codex",
+    "pi",
+    "opencode",
+    "gemini-cli",
+    "qwen-code",
+    "copilot-cli",
+    "kilo",
+)
 
 _NEEDLES = {
     "claude-code": (b'"usage"',),
     "codex": (b'"token_count"', b'"turn_context"'),
     "pi": (b'"usage"',),
     "opencode": (b'"opencode.message"',),
+    "kilo": (b'"opencode.message"',),
+    "gemini-cli": (b'"tokens"',),
+    "qwen-code": (b'"usageMetadata"',),
+    "copilot-cli": (b'"session.usage_record"',),
 }
 
 
@@ -144,6 +183,12 @@ class UsageReader:
             return self._codex(found, base)
         if harness == "pi":
             return self._pi(found, base)
+        if harness == "gemini-cli":
+            return self._gemini(found, base)
+        if harness == "qwen-code":
+            return self._qwen(found, base)
+        if harness == "copilot-cli":
+            return self._copilot(found, base)
         return self._opencode(found, base)
 
     def _claude(
@@ -298,6 +343,102 @@ class UsageReader:
             if key not in self._seen:
                 self._seen.add(key)
                 yield usage
+
+    def _gemini(
+        self, records: Iterable[dict[str, Any]], base: MessageUsage
+    ) -> Iterator[MessageUsage]:
+        for record in records:
+            update = _obj(record.get("$set")).get("messages")
+            messages = update if isinstance(update, list) else [record]
+            for message in messages:
+                found = self._gemini_message(_obj(message), base)
+                if found is not None:
+                    yield found
+
+    def _gemini_message(self, message: dict[str, Any], base: MessageUsage) -> MessageUsage | None:
+        tokens = message.get("tokens")
+        msg_id = _name(message.get("id"))
+        at = _time(message.get("timestamp"))
+        if message.get("type") != "gemini" or not isinstance(tokens, dict):
+            return None
+        if msg_id is None or at is None or ("gemini-cli", msg_id) in self._seen:
+            return None
+        self._seen.add(("gemini-cli", msg_id))
+        return _gemini_api(
+            replace(base, at=at, model=_name(message.get("model"))),
+            prompt=_count(tokens.get("input")) + _count(tokens.get("tool")),
+            cached=_count(tokens.get("cached")),
+            candidates=_count(tokens.get("output")),
+            thoughts=_count(tokens.get("thoughts")),
+            total=_count(tokens.get("total")),
+        )
+
+    def _qwen(
+        self, records: Iterable[dict[str, Any]], base: MessageUsage
+    ) -> Iterator[MessageUsage]:
+        for record in records:
+            meta = record.get("usageMetadata")
+            uuid = _name(record.get("uuid"))
+            at = _time(record.get("timestamp"))
+            if record.get("type") != "assistant" or not isinstance(meta, dict):
+                continue
+            if uuid is None or at is None or ("qwen-code", uuid) in self._seen:
+                continue
+            self._seen.add(("qwen-code", uuid))
+            yield _gemini_api(
+                replace(base, at=at, model=_name(record.get("model"))),
+                prompt=_count(meta.get("promptTokenCount")),
+                cached=_count(meta.get("cachedContentTokenCount")),
+                candidates=_count(meta.get("candidatesTokenCount")),
+                thoughts=_count(meta.get("thoughtsTokenCount")),
+                total=_count(meta.get("totalTokenCount")),
+            )
+
+    def _copilot(
+        self, records: Iterable[dict[str, Any]], base: MessageUsage
+    ) -> Iterator[MessageUsage]:
+        for record in records:
+            usage = _obj(record.get("data")).get("usage")
+            at = _time(record.get("timestamp"))
+            if record.get("type") != "session.usage_record" or not isinstance(usage, dict):
+                continue
+            call = (
+                _name(_obj(usage.get("accounting")).get("usageId"))
+                or _name(usage.get("apiCallId"))
+                or _name(record.get("id"))
+            )
+            if call is None or at is None or ("copilot-cli", call) in self._seen:
+                continue
+            self._seen.add(("copilot-cli", call))
+            read = _count(usage.get("cacheReadTokens"))
+            write = _count(usage.get("cacheWriteTokens"))
+            yield replace(
+                base,
+                at=at,
+                model=_name(usage.get("model")),
+                input_tokens=max(_count(usage.get("inputTokens")) - read - write, 0),
+                output_tokens=_count(usage.get("outputTokens")),
+                cache_creation_tokens=write,
+                cache_read_tokens=read,
+                reasoning_tokens=0,
+            )
+
+
+def _gemini_api(
+    base: MessageUsage, *, prompt: int, cached: int, candidates: int, thoughts: int, total: int
+) -> MessageUsage:
+    """A Gemini API usage (Gemini CLI's ``tokens``, Qwen Code's ``usageMetadata``) as a
+    ``MessageUsage`` (module docstring: cached out of input; thoughts added to the output only
+    when ``total`` counts them apart from ``candidates``)."""
+    outside = thoughts > 0 and total >= prompt + candidates + thoughts
+    return replace(
+        base,
+        input_tokens=max(prompt - cached, 0),
+        output_tokens=candidates + thoughts if outside else candidates,
+        cache_creation_tokens=0,
+        cache_read_tokens=cached,
+        reasoning_tokens=thoughts,
+    )
 
 
 def _codex_counts(value: Any) -> dict[str, int] | None:

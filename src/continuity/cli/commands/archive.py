@@ -50,7 +50,8 @@ def register(app: typer.Typer) -> None:
         (~/.claude/projects), $CODEX_HOME/sessions (~/.codex/sessions),
         $PI_CODING_AGENT_DIR/sessions (~/.pi/agent/sessions), $XDG_DATA_HOME/opencode
         (~/.local/share/opencode), $GEMINI_CLI_HOME/.gemini/tmp (~/.gemini/tmp),
-        $QWEN_HOME/projects (~/.qwen/projects), $COPILOT_HOME/session-state
+        $QWEN_RUNTIME_DIR/projects or $QWEN_HOME/projects (~/.qwen/projects),
+        $COPILOT_HOME/session-state
         (~/.copilot/session-state), ~/.factory/sessions: `continuity harnesses` lists
         them."""
         import signal

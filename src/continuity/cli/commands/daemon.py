@@ -124,7 +124,10 @@ def hooks_install(
     ~/.gemini/settings.json, ~/.qwen/settings.json; copilot-cli: ~/.copilot/hooks/continuity.json
     and mcpServers.continuity in ~/.copilot/mcp-config.json).
     Prints the workspace the hooks point at and, for codex, whether Codex trusts them now
-    (Codex skips an untrusted hook silently in `codex exec`)."""
+    (Codex skips an untrusted hook silently in `codex exec`). All or nothing: when a file of
+    yours stops a part (not valid JSON or TOML, a server named continuity that is not
+    continuity's, a config.toml that cannot take Codex's trust), no file is written and the
+    exit status is 1, the message naming the file and what to fix."""
     from continuity.daemon.hooks.install import install, record_install
 
     result = install(harness.value, settings, home, trust=not no_trust)

@@ -366,7 +366,7 @@ def installed_hooks(harness: str, path: Path | None = None) -> InstalledHooks:
         return found
     found = InstalledHooks(path)
     try:
-        data = install.read_settings(path)
+        data = install.read_settings(path, jsonc=harness in install.JSONC_HARNESSES)
     except InputError as exc:
         found.error = str(exc)
         return found
@@ -585,7 +585,7 @@ def _mcp_found(harness: str, hooks_path: Path) -> tuple[Path, Any, str | None]:
             return hooks_path, None, f"the hooks in {hooks_path} are not in a Copilot hooks folder"
         config = found
         try:
-            data = install.read_settings(config)
+            data = install.read_settings(config, jsonc=harness in install.JSONC_HARNESSES)
         except InputError as exc:
             return config, None, str(exc)
         entry = _mapping(data.get("mcpServers")).get(install.MCP_SERVER_NAME)

@@ -12,7 +12,8 @@ from continuity.cli.commands.common import JsonOption, emit_json, out
 def harnesses_cmd(as_json: bool = JsonOption) -> None:
     """List every harness continuity knows: what it does for each (import, live capture,
     recovery at start, resume into it, MCP install), the CLI version the end-to-end suite
-    verified, and where the harness keeps its sessions."""
+    verified, where the harness keeps its sessions, and whether `continuity usage` counts the
+    tokens its files record."""
     from continuity.formats.registry import FLAGS, harnesses
 
     rows = harnesses()
@@ -25,6 +26,9 @@ def harnesses_cmd(as_json: bool = JsonOption) -> None:
         out.print(f"{h.name} ({h.title}): {done}; verified: {verified}", markup=False)
         for loc in h.locations:
             out.print(f"  sessions: {loc.describe()}", markup=False)
+        if h.usage_note:
+            counted = "counted" if h.usage else "none"
+            out.print(f"  usage: {counted} ({h.usage_note})", markup=False)
         if h.note:
             out.print(f"  note: {h.note}", markup=False)
 

@@ -1,12 +1,15 @@
 """The files ``hooks install`` reads and writes, shared by ``install``, ``mcp_install`` and
 ``codex_config`` (it imports none of them): where each harness keeps its hooks or extensions
 (``default_path``); a settings file read as a JSON object (``_read``: a folder, or a file that
-is not a JSON object, is ``InputError`` and never overwritten); a symlink written through
+is not a JSON object, is ``InputError`` and never overwritten; Gemini CLI's and Qwen Code's,
+``JSONC_HARNESSES``, may hold comments and trailing commas, ``_jsonc``, kept when the file is
+rewritten, ``_render``); a symlink written through
 (``_through_link``: its target is read, backed up and rewritten, so the link survives; a device,
 pipe or socket is refused); the one backup ``<file>.continuity-backup`` (``_backup``,
 ``BACKUP_SUFFIX``: made before the first write, never overwritten, with the file's mode); whole
 writes (``_write``, ``_atomic_bytes``: temp file, fsync, rename, keeping the file's mode; in
-the layout the file had, ``_dumps_like``); the uninstall's way back (``_put_back``: the backup's
+the layout the file had, ``_dumps_like``), or worked out first and done later (``PendingWrite``:
+install does them only once every part can be done); the uninstall's way back (``_put_back``: the backup's
 bytes when the rest equals them, an empty file counting as ``{}``; the file deleted only when
 install created it); and our hook entries, recognised by their command (``_is_ours``, ``_OURS``).
 """
@@ -15,14 +18,20 @@ from __future__ import annotations
 
 import json
 import os
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from continuity.core.errors import InputError
+from continuity.daemon.hooks import _jsonc
 
 BACKUP_SUFFIX = ".continuity-backup"
 #: Both forms of hook_argv() match, and the module path hooks installed before issue 11 ran.
 _OURS = ("continuity.cli.hookcmd", "continuity-hook", "continuity.hookcmd")
+#: The harnesses whose settings.json may hold ``//`` and ``/* */`` comments and trailing
+#: commas: Gemini CLI strips comments before parsing it, and so does Qwen Code, its fork; both
+#: keep them when they write it (fresh-user review of issue 42: such files were refused).
+JSONC_HARNESSES = ("gemini-cli", "qwen-code")
 
 
 def default_path(harness: str) -> Path:
@@ -69,7 +78,11 @@ def _through_link(path: Path) -> Path:
     return target
 
 
-def _read(path: Path) -> tuple[dict[str, Any], bytes | None]:
+def _read(path: Path, *, jsonc: bool = False) -> tuple[dict[str, Any], bytes | None]:
+    """The JSON object in ``path`` and its bytes (``({}, None)`` when absent; ``{}`` for a
+    blank file); with ``jsonc``, comments and trailing commas allowed (``JSONC_HARNESSES``).
+    Raises ``InputError`` naming the file (and, for JSON with comments, the line and column)
+    for a folder, an unreadable file, or one that is not a JSON object."""
     if path.is_dir():
         raise InputError(
             f"--settings: {path} is a folder; give the settings file (e.g. "
@@ -84,12 +97,57 @@ def _read(path: Path) -> tuple[dict[str, Any], bytes | None]:
     try:
         data = json.loads(raw) if raw.strip() else {}
     except ValueError as exc:
-        raise InputError(
-            f"{path}: not valid JSON ({exc}); fix it first, nothing was changed"
-        ) from None
+        if not jsonc:
+            raise InputError(
+                f"{path}: not valid JSON ({exc}); fix it first, nothing was changed"
+            ) from None
+        data = _loads_jsonc(path, raw)
     if not isinstance(data, dict):
         raise InputError(f"{path}: a JSON object is expected; nothing was changed")
     return data, raw
+
+
+def _loads_jsonc(path: Path, raw: bytes) -> Any:
+    try:
+        return _jsonc.loads(raw.decode("utf-8-sig"))
+    except UnicodeDecodeError as exc:
+        raise InputError(f"{path}: not UTF-8 text ({exc.reason}); nothing was changed") from None
+    except _jsonc.JsoncError as exc:
+        raise InputError(
+            f"{path}:{exc.line}: not valid JSON, even allowing comments and trailing commas "
+            f"(column {exc.column}: {str(exc).split(': ', 1)[1]}); fix it first, nothing was "
+            "changed"
+        ) from None
+
+
+def _commented(raw: bytes | None) -> bool:
+    """True when ``raw`` parses only as JSON with comments (a comment or a trailing comma)."""
+    if raw is None or not raw.strip():
+        return False
+    try:
+        json.loads(raw)
+    except ValueError:
+        return True
+    return False
+
+
+@dataclass(frozen=True)
+class PendingWrite:
+    """A write ``hooks install`` has worked out but not done yet: ``data`` (the new bytes) for
+    ``target``, whose bytes before were ``raw`` (None: absent). Install works out every file's
+    write first and does them only when every part can be done (fresh-user review of issue 42:
+    a partial install left some files changed)."""
+
+    target: Path
+    raw: bytes | None
+    data: bytes
+
+    def apply(self) -> Path | None:
+        """Back ``target`` up (once, ``_backup``), then write ``data`` whole. Returns the
+        backup made, if any."""
+        backup = _backup(self.target, self.raw)
+        _atomic_bytes(self.target, self.data)
+        return backup
 
 
 def _is_ours(hook: Any) -> bool:
@@ -108,9 +166,33 @@ def _backup(path: Path, raw: bytes | None) -> Path | None:
 
 
 def _write(path: Path, data: dict[str, Any], like: bytes | None = None) -> None:
-    """Write ``data`` to ``path`` whole, laid out as ``like`` (the file's bytes before; see
-    ``_dumps_like``), else indented by 2 with a final newline."""
-    _atomic_bytes(path, _dumps_like(data, like))
+    """Write ``data`` to ``path`` whole, as ``_render`` lays it out."""
+    _atomic_bytes(path, _render(path, data, like))
+
+
+def _render(path: Path, data: dict[str, Any], like: bytes | None = None) -> bytes:
+    """``data`` as the bytes to write to ``path``: laid out as ``like`` (the file's bytes
+    before; see ``_dumps_like``), else indented by 2 with a final newline; when ``like`` is
+    JSON with comments (``_commented``), ``like`` edited where ``data`` differs, so every
+    comment is kept (``_jsonc.edit``). Raises ``InputError`` naming ``path`` and the line of a
+    comment that would be lost (it sits inside a value that must be rewritten whole)."""
+    if not _commented(like):
+        return _dumps_like(data, like)
+    assert like is not None
+    bom = b"\xef\xbb\xbf" if like.startswith(b"\xef\xbb\xbf") else b""
+    try:
+        text = _jsonc.edit(like[len(bom) :].decode("utf-8"), data)
+    except _jsonc.CommentInTheWay as exc:
+        raise InputError(
+            f"{path}:{exc.line}: this comment sits inside {exc.where or 'the settings'}, which "
+            "continuity must remove or rewrite whole, losing the comment; move the comment out "
+            "of it (or delete it) and run the command again; nothing was changed"
+        ) from None
+    except ValueError as exc:
+        raise InputError(
+            f"{path}: cannot change it and keep its comments ({exc}); nothing was changed"
+        ) from None
+    return bom + text.encode("utf-8")
 
 
 def _dumps_like(data: dict[str, Any], like: bytes | None) -> bytes:
@@ -127,13 +209,17 @@ def _dumps_like(data: dict[str, Any], like: bytes | None) -> bytes:
 
 
 def _loads_saved(saved: bytes) -> Any:
-    """A backup's content as JSON: an empty or blank file is ``{}`` (as ``_read`` reads it),
-    unparseable bytes ``None``."""
+    """A backup's content as JSON (comments and trailing commas allowed): an empty or blank
+    file is ``{}`` (as ``_read`` reads it), unparseable bytes ``None``."""
     if not saved.strip():
         return {}
     try:
         return json.loads(saved)
     except ValueError:
+        pass
+    try:  # Gemini CLI's and Qwen Code's settings may hold comments (JSONC_HARNESSES)
+        return _jsonc.loads(saved.decode("utf-8-sig"))
+    except (UnicodeDecodeError, ValueError):
         return None
 
 

@@ -15,14 +15,17 @@ the compact JSON, keys sorted, of ``{"event_name": <event>, "hooks": [{"type": "
 ``TRUST_END`` at the end of ``config.toml`` (a table of ours elsewhere, from an earlier trust in
 the TUI, is removed first; the file is backed up once, like ``hooks.json``), and checks that
 the result parses and holds exactly those hashes; when it would not (a ``config.toml`` that is
-not TOML, an inline ``hooks.state``), nothing is written and the result says the one step left
-(``CODEX_TRUST_STEP``). ``trust=False`` leaves trust to the user. ``uninstall`` removes the
+not TOML, an inline ``hooks.state``), install writes nothing at all and fails
+(``InstallIncomplete``, exit 1), naming the file and the way out (fix it, or ``--no-trust`` and
+``CODEX_TRUST_STEP``; fresh-user review of issue 42: it installed untrusted hooks and exited 0).
+``trust=False`` leaves trust to the user. ``uninstall`` removes the
 block, restoring the backup's bytes when nothing else changed. ``codex_trust`` reports the
 state now (for ``hooks install`` and ``continuity doctor``).
 
 Install writes the MCP block (issue 39; ``mcp_install``) in the same pass
-(``_write_codex_config``), before the trust block; a part the file cannot take is left out and
-the other still written. Uninstall removes both (``_remove_codex_trust``).
+(``_plan_codex_config``, worked out before any file is written), before the trust block; a
+part the file cannot take fails the install, nothing written. Uninstall removes both
+(``_remove_codex_trust``).
 """
 
 from __future__ import annotations
@@ -37,8 +40,8 @@ from typing import Any
 from continuity.core.text import object_at
 from continuity.daemon.hooks._files import (
     BACKUP_SUFFIX,
+    PendingWrite,
     _atomic_bytes,
-    _backup,
     _is_ours,
     _read,
     _through_link,
@@ -52,6 +55,7 @@ from continuity.daemon.hooks.mcp_install import (
     codex_mcp_block,
     mcp_argv,
     mcp_tool_names,
+    refused,
 )
 
 #: Codex's snake_case event names (codex-rs ``hook_event_key_label``), used in trust keys.
@@ -351,67 +355,71 @@ def _codex_mcp_ok(text: str, home: Path) -> bool:
         return False
 
 
-def _write_codex_config(
+def _toml_problem(text: str) -> str | None:
+    """Why ``text`` is not TOML (the parser's message, with its line), else None."""
+    import tomllib
+
+    try:
+        tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        return f"not valid TOML ({exc})"
+    return None
+
+
+def _plan_codex_config(
     hooks_path: Path, data: dict[str, Any], *, trust: bool, home: Path
-) -> tuple[str | None, McpRegistration]:
-    """Write, into the ``config.toml`` beside ``hooks_path``, our MCP server
+) -> tuple[McpRegistration, PendingWrite | None]:
+    """What to write into the ``config.toml`` beside ``hooks_path``: our MCP server
     (``codex_mcp_block``, issue 39) and, with ``trust``, the trust tables of our hooks in
     ``hooks_path`` (parsed ``data``; module docstring, Codex trust), both at the end, MCP
-    first. A part the file cannot take (a ``config.toml`` that is not TOML, an inline
-    ``hooks.state``, a ``[mcp_servers.continuity]`` of the user's) is left out and the other
-    still written. Returns ``(trust note, MCP registration)``: the note None when the trust
-    was written (or not asked for)."""
+    first. Returns the MCP registration and the write (None when the file holds both already).
+    Raises ``InstallIncomplete``, naming the file and what to fix, when it cannot take a part
+    (a ``config.toml`` that cannot be read or is not TOML, an inline ``hooks.state``, a
+    ``[mcp_servers.continuity]`` of the user's): then install writes nothing."""
     config = _codex_config_path(hooks_path)
     config_file = _through_link(config)
+    no_trust = "or install with --no-trust and trust the hooks in Codex's /hooks"
     try:
         raw = config_file.read_bytes() if config_file.exists() else None
         text = raw.decode("utf-8") if raw is not None else ""
     except (OSError, UnicodeDecodeError) as exc:
-        why = f"{config}: cannot read it ({exc})"
-        return (
-            f"{why}; Codex trust not written" if trust else None,
-            McpRegistration(config, {}, f"not registered: {why}"),
-        )
+        raise refused("codex", f"{config}: cannot read it ({exc})", "fix that file") from None
     ours = codex_our_hooks(hooks_path, data)
     kept = _strip_block(text, MCP_BEGIN, MCP_END)
     if trust:
         kept = _strip_trust(kept, {k for k, _e, _h in ours})
     if kept and not kept.endswith("\n"):
         kept += "\n"
+    problem = _toml_problem(kept)
+    if problem is not None:
+        raise refused(
+            "codex",
+            f"{config}: {problem}",
+            "fix that file" + (f" ({no_trust} once it parses)" if trust else ""),
+        )
     block = "".join(
         f"[hooks.state.{json.dumps(k, ensure_ascii=False)}]\ntrusted_hash = {json.dumps(h)}\n"
         for k, _e, h in ours
     )
     trust_block = f"{TRUST_BEGIN}\n{block}{TRUST_END}\n" if trust and ours else ""
-    mcp_block = codex_mcp_block(home)
-    mcp_fits = _codex_mcp_ok(kept + mcp_block, home)
     if trust and not _codex_state_ok(kept + trust_block, ours):
-        return (
-            f"{config}: the trust state of continuity's hooks cannot be added to it; "
-            "nothing was changed there",
-            McpRegistration(
-                config, {}, f"not registered: {config} was left as it was (see the trust)"
-            ),
+        raise refused(
+            "codex",
+            f"{config}: the trust state of continuity's hooks cannot be added to it (its "
+            "hooks or hooks.state is not a table of tables, e.g. written inline)",
+            f"write it as [hooks.state] tables, {no_trust}",
         )
-    new = kept + (mcp_block if mcp_fits else "") + trust_block
-    if mcp_fits and not (_codex_mcp_ok(new, home) and (not trust or _codex_state_ok(new, ours))):
-        new = kept + trust_block  # pragma: no cover - each fits alone: so do both
-        mcp_fits = False
-    note = None
-    mcp = (
-        McpRegistration(config, mcp_tool_names("codex"))
-        if mcp_fits
-        else McpRegistration(
-            config,
-            {},
-            f"not registered: {config} cannot take [mcp_servers.{MCP_SERVER_NAME}] "
-            "(a server of that name that is not continuity's, or mcp_servers not a table)",
+    mcp_block = codex_mcp_block(home)
+    new = kept + mcp_block + trust_block
+    if not (_codex_mcp_ok(new, home) and (not trust or _codex_state_ok(new, ours))):
+        raise refused(
+            "codex",
+            f"{config} cannot take [mcp_servers.{MCP_SERVER_NAME}] (a server of that name that "
+            "is not continuity's, or mcp_servers not a table)",
+            "rename or remove that server there",
         )
-    )
-    if new != text:
-        _backup(config_file, raw)
-        _atomic_bytes(config_file, new.encode("utf-8"))
-    return note, mcp
+    pending = PendingWrite(config_file, raw, new.encode("utf-8")) if new != text else None
+    return McpRegistration(config, mcp_tool_names("codex")), pending
 
 
 def _remove_codex_trust(hooks_path: Path) -> None:

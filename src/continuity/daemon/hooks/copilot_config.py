@@ -19,7 +19,8 @@ the model is offered a server's tools as ``<server>-<tool>`` (``continuity-searc
 file up once (``<file>.continuity-backup``) like every settings file we change;
 ``unregister_copilot_mcp`` takes exactly that out and gives the backup's bytes back when nothing
 else changed (the file is deleted when install created it and nothing else is left). A
-``continuity`` server that is not ours, or a file that is not a JSON object, is left alone. The
+``continuity`` server that is not ours, or a file that is not a JSON object, is left alone, and
+install refuses (``InstallIncomplete``, nothing written: fresh-user review of issue 42). The
 MCP file is the one beside the hooks folder (``copilot_mcp_config``): only when the hooks file
 is in a folder named ``hooks`` (a ``--settings`` elsewhere registers no server).
 """
@@ -32,18 +33,22 @@ from typing import Any
 
 from continuity.core.errors import InputError
 from continuity.daemon.hooks._files import (
-    _backup,
+    PendingWrite,
     _put_back,
     _read,
+    _render,
     _through_link,
-    _write,
 )
 from continuity.daemon.hooks.mcp_install import (
     MCP_SERVER_NAME,
     McpRegistration,
     _is_our_server,
+    foreign_server,
     mcp_argv,
     mcp_tool_names,
+    read_problem,
+    refused,
+    servers_not_an_object,
 )
 
 #: The file of ours in Copilot CLI's user hooks folder.
@@ -72,9 +77,14 @@ def copilot_server_entry(home: Path) -> dict[str, Any]:
     }
 
 
-def register_copilot_mcp(hooks_file: Path, home: Path) -> McpRegistration:
-    """Register our server in the MCP file beside ``hooks_file`` (module docstring); the
-    result names the tools as Copilot CLI's model sees them, or says why none were."""
+def register_copilot_mcp(
+    hooks_file: Path, home: Path
+) -> tuple[McpRegistration, PendingWrite | None]:
+    """Our server in the MCP file beside ``hooks_file`` (module docstring): the registration
+    (the tools as Copilot CLI's model sees them, or why none were registered: a hooks file
+    outside Copilot CLI's hooks folder) and the write it needs (None when the file holds it
+    already). Raises ``InstallIncomplete`` (nothing written) for an MCP file that is not a
+    JSON object, an ``mcpServers`` that is not one, or a ``continuity`` server not ours."""
     config = copilot_mcp_config(hooks_file)
     if config is None:
         return McpRegistration(
@@ -82,29 +92,24 @@ def register_copilot_mcp(hooks_file: Path, home: Path) -> McpRegistration:
             {},
             f"not registered: {hooks_file} is not in Copilot CLI's hooks folder; register "
             "it with `copilot mcp add continuity -- <command>` (see `continuity doctor`)",
-        )
+        ), None
     target = _through_link(config)
     try:
         data, raw = _read(target)
     except InputError as exc:
-        return McpRegistration(config, {}, f"not registered: {exc}")
+        raise refused("copilot-cli", read_problem(exc), "fix that file") from None
     servers = data.get("mcpServers", {})
     if not isinstance(servers, dict):
-        return McpRegistration(config, {}, f"not registered: {config}: mcpServers is not an object")
+        raise servers_not_an_object("copilot-cli", config)
     old = servers.get(MCP_SERVER_NAME)
     if old is not None and not _is_our_server(old):
-        return McpRegistration(
-            config,
-            {},
-            f"not registered: {config} already has an MCP server named "
-            f"{MCP_SERVER_NAME!r} that is not continuity's",
-        )
+        raise foreign_server("copilot-cli", config, old)
     entry = copilot_server_entry(home)
+    pending = None
     if old != entry or raw is None:
-        _backup(target, raw)
         data["mcpServers"] = {**servers, MCP_SERVER_NAME: entry}
-        _write(target, data)
-    return McpRegistration(config, mcp_tool_names("copilot-cli"), "in mcpServers")
+        pending = PendingWrite(target, raw, _render(target, data))
+    return McpRegistration(config, mcp_tool_names("copilot-cli"), "in mcpServers"), pending
 
 
 def unregister_copilot_mcp(hooks_file: Path) -> None:

@@ -19,13 +19,24 @@ it sends one at the end of every
   copied to ``<file>.continuity-backup`` (kept; a later install never overwrites it). Writes
   are atomic (temp file, then rename) and keep the file's mode. Other keys, other hooks and
   their order are kept.
+- **install is all or nothing**: every file's new bytes are worked out first
+  (``PendingWrite``); when a file of the user's stops a part asked for (continuity's tools:
+  a file that is not JSON, a server named ``continuity`` that is not ours; Codex's trust: a
+  ``config.toml`` that is not TOML or holds ``hooks.state`` inline) ``InstallIncomplete``
+  (exit 1) names the file and what to fix, and no file is written (fresh-user review of issue
+  42: such an install warned, wrote the rest and exited 0).
 - **uninstall** removes exactly our entries and the containers that held only them; when the
   result equals the backup, the backup's bytes are restored (formatting included) and the
   backup removed; a file install created is deleted when nothing else is left in it.
 
 A file that is not a JSON object, or a path that is a folder, is never overwritten
-(``InputError``). A settings path that is a symlink is written through: the link's target is
-backed up, rewritten and restored, so the link itself survives install and uninstall.
+(``InputError``). Gemini CLI's and Qwen Code's ``settings.json`` may hold ``//`` and ``/* */``
+comments and trailing commas, as those CLIs read it (``JSONC_HARNESSES``): install and
+uninstall edit such a file only where it changes, so every comment stays (``_jsonc``), and
+refuse, naming the file and the comment's line, when a comment sits inside a value that must
+be rewritten whole; the backup's bytes still come back at uninstall. A settings path that is
+a symlink is written through: the link's target is backed up, rewritten and restored, so the
+link itself survives install and uninstall.
 
 **Workspace.** Harnesses run hooks without ``$CONTINUITY_HOME``, so the installed command
 carries the workspace the daemon uses (``home``, default ``continuity.core.config.resolve_home()``,
@@ -101,13 +112,15 @@ from continuity.core.text import object_at
 # ``X as X``: moved out with the split, still importable from here (callers and tests use them).
 from continuity.daemon.hooks._files import (
     BACKUP_SUFFIX as BACKUP_SUFFIX,
+    JSONC_HARNESSES as JSONC_HARNESSES,
+    PendingWrite,
     _atomic_bytes,
-    _backup,
+    _commented,
     _is_ours,
     _put_back,
     _read,
+    _render,
     _through_link,
-    _write,
     default_path as default_path,
 )
 from continuity.daemon.hooks.codex_config import (
@@ -116,8 +129,8 @@ from continuity.daemon.hooks.codex_config import (
     TRUST_BEGIN as TRUST_BEGIN,
     TRUST_END as TRUST_END,
     CodexTrust as CodexTrust,
+    _plan_codex_config,
     _remove_codex_trust,
-    _write_codex_config,
     codex_hook_hash as codex_hook_hash,
     codex_hooks_key_path as codex_hooks_key_path,
     codex_our_hooks as codex_our_hooks,
@@ -305,7 +318,9 @@ def install(
     """Install our hooks for ``harness`` (module docstring). ``path``: the settings file
     (Claude Code, Codex) or the extensions folder (pi); ``home``: the workspace baked into the
     commands (default: the current one); ``trust`` (Codex): write the trust state Codex needs
-    to run them (module docstring, Codex trust). Raises ``InputError``."""
+    to run them (module docstring, Codex trust). All or nothing: raises ``InputError`` for a
+    settings file it cannot use, ``InstallIncomplete`` when a file of the user's stops a part
+    (continuity's tools, Codex's trust), in both cases before any file is written."""
     given = Path(path).expanduser() if path else default_path(harness)
     where = hook_home(home)
     if harness == "pi":
@@ -314,7 +329,7 @@ def install(
         return _install_opencode(given, where)
     events = _events(harness)
     target = _through_link(given)
-    before, raw = _read(target)
+    before, raw = _read(target, jsonc=harness in JSONC_HARNESSES)
     claude_mcp = harness == "claude-code" and _claude_registers_mcp(given)
     after = _without_ours(before, keep_rule=_rule_was_users(target))
     hooks = after.setdefault("hooks", {})
@@ -338,21 +353,28 @@ def install(
         if native == "PreToolUse" and harness in TOOL_MATCHERS:
             group = {"matcher": TOOL_MATCHERS[harness], **group}
         groups.append(group)
+    # Every part is worked out before any file is written: a part a file of the user's stops
+    # raises InstallIncomplete (exit 1) and leaves every file as it was.
     mcp: McpRegistration | None = None
+    pending: list[PendingWrite] = []
     if harness in SETTINGS_MCP:  # Gemini CLI, Qwen Code: in the settings.json with the hooks
         mcp = register_settings_mcp(harness, given, after, where)
     elif harness == "copilot-cli":  # its mcp-config.json beside the hooks folder
-        mcp = register_copilot_mcp(given, where)
-    if claude_mcp:
-        mcp = _register_claude_mcp(claude_mcp_config(), where)
-        if mcp.tools:
-            _add_allow_rule(target, after)
-    if after == before and raw is not None:
-        action, backup = "unchanged", None
-    else:
-        backup = _backup(target, raw)
-        _write(target, after)
-        action = "installed"
+        mcp, write = register_copilot_mcp(given, where)
+        pending += [write] if write else []
+    elif claude_mcp:
+        _add_allow_rule(target, after)
+        mcp, write = _register_claude_mcp(claude_mcp_config(), where)
+        pending += [write] if write else []
+    elif harness == "codex":
+        mcp, write = _plan_codex_config(given, after, trust=trust, home=where)
+        pending += [write] if write else []
+    unchanged = after == before and raw is not None
+    if not unchanged:  # comments kept (Gemini CLI, Qwen Code), else laid out anew
+        payload = _render(target, after, raw if _commented(raw) else None)
+        pending.insert(0, PendingWrite(target, raw, payload))
+    backups = [w.apply() for w in pending]
+    action, backup = ("unchanged", None) if unchanged else ("installed", backups[0])
     if harness != "codex":
         if mcp is None:
             mcp = McpRegistration(
@@ -363,14 +385,13 @@ def install(
                 f"with `{claude_mcp_add_command(where)}`",
             )
         return InstallResult(harness, given, action, backup, home=where, mcp=mcp)
-    note, mcp = _write_codex_config(given, after, trust=trust, home=where)
     return InstallResult(
         harness,
         given,
         action,
         backup,
         home=where,
-        trust=codex_trust(given, note=note, home=where),
+        trust=codex_trust(given, home=where),
         mcp=mcp,
     )
 
@@ -412,7 +433,7 @@ def uninstall(harness: str, path: str | os.PathLike[str] | None = None) -> Insta
         _unregister_claude_mcp(claude_mcp_config())
     if harness == "copilot-cli":
         unregister_copilot_mcp(given)
-    before, raw = _read(target)
+    before, raw = _read(target, jsonc=harness in JSONC_HARNESSES)
     after = _without_ours(before, keep_rule=_rule_was_users(target))
     if raw is None or after == before:
         return InstallResult(harness, given, "absent")
@@ -482,11 +503,12 @@ def _without_ours(data: dict[str, Any], *, keep_rule: bool = False) -> dict[str,
 # ---------------------------------------------------------------------------- reading back
 
 
-def read_settings(path: str | os.PathLike[str]) -> dict[str, Any]:
+def read_settings(path: str | os.PathLike[str], *, jsonc: bool = False) -> dict[str, Any]:
     """The parsed settings file at ``path`` (a symlink followed), ``{}`` when absent; for
-    ``continuity doctor``. Raises ``InputError`` for a folder or a file that is not a JSON
-    object."""
-    return _read(_through_link(Path(path)))[0]
+    ``continuity doctor``; ``jsonc``: comments and trailing commas allowed (Gemini CLI's and
+    Qwen Code's, ``JSONC_HARNESSES``). Raises ``InputError`` for a folder or a file that is not
+    a JSON object."""
+    return _read(_through_link(Path(path)), jsonc=jsonc)[0]
 
 
 def is_our_hook(hook: Any) -> bool:

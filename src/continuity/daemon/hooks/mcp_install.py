@@ -13,6 +13,13 @@ their hooks (``SETTINGS_MCP``); pi the extension's own tools (``pi.registerTool`
 ``McpRegistration`` says what was registered and the names each harness's model sees
 (``MCP_TOOL_NAMES``, read from the real harnesses' requests), which ``record_install`` keeps
 under ``"mcp"`` for ``installed_mcp_tools``.
+
+A registration a file of the user's stops (one that is not valid JSON, an ``mcpServers`` that is
+not an object, a server named ``continuity`` that is not ours) raises ``InstallIncomplete``
+(``refused``) before anything is written, so install writes nothing and exits 1 (fresh-user
+review of issue 42: it installed the hooks, warned and exited 0). One that does not apply (hooks
+installed with ``--settings`` elsewhere than Claude Code's user settings) is an
+``McpRegistration`` without tools whose ``note`` says how to register them.
 """
 
 from __future__ import annotations
@@ -24,14 +31,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from continuity.core.errors import InputError
+from continuity.core.errors import InputError, InstallIncomplete
 from continuity.daemon.hooks._files import (
     BACKUP_SUFFIX,
-    _backup,
+    PendingWrite,
     _put_back,
     _read,
+    _render,
     _through_link,
-    _write,
     default_path,
 )
 
@@ -87,6 +94,39 @@ MCP_TOOL_NAMES = {
 MCP_TOOLS = ("search", "show", "recall", "continuation", "remember", "checkpoint")
 #: A command that is ours: it runs continuity's MCP server or its tool runner.
 _MCP_OURS = ("continuity.daemon.mcp_server",)
+
+
+def refused(harness: str, problem: str, fix: str) -> InstallIncomplete:
+    """The ``InstallIncomplete`` raised when ``problem`` (naming the file) stops a part of
+    ``hooks install harness``; ``fix`` says what to do about it."""
+    return InstallIncomplete(
+        f"{harness}: nothing was installed: {problem}; {fix}, then run the install again"
+    )
+
+
+def read_problem(exc: InputError) -> str:
+    """``_read``'s message for a file it refused, without its closing advice."""
+    text = str(exc)
+    for tail in ("; fix it first, nothing was changed", "; nothing was changed"):
+        text = text.removesuffix(tail)
+    return text
+
+
+def foreign_server(harness: str, config: Path, entry: Any) -> InstallIncomplete:
+    """The refusal for a server named ``continuity`` in ``config`` that is not ours."""
+    command = entry.get("command") if isinstance(entry, dict) else None
+    shown = f" (command {command!r})" if isinstance(command, str) else ""
+    return refused(
+        harness,
+        f"{config} already has an MCP server named {MCP_SERVER_NAME!r} that is not "
+        f"continuity's{shown}",
+        "rename or remove that server there",
+    )
+
+
+def servers_not_an_object(harness: str, config: Path) -> InstallIncomplete:
+    """The refusal for an ``mcpServers`` in ``config`` that is not a JSON object."""
+    return refused(harness, f"{config}: mcpServers is not an object", "make it one ({} when empty)")
 
 
 def mcp_argv() -> list[str]:
@@ -182,38 +222,36 @@ def _server_entry(home: Path) -> dict[str, Any]:
     }
 
 
-def _register_claude_mcp(config: Path, home: Path) -> McpRegistration:
-    """Put our server into ``config``'s ``mcpServers`` (``claude_mcp_config``), replacing an
-    older one of ours; an entry named ``continuity`` that is not ours, or a file that is not a
-    JSON object, is left alone (nothing registered, ``note`` says why). Only our key changes,
-    written in the file's own layout; its bytes before are kept in ``<file>.continuity-backup``
-    (once) so uninstall can give them back, or know that install created the file."""
+def _register_claude_mcp(config: Path, home: Path) -> tuple[McpRegistration, PendingWrite | None]:
+    """Our server in ``config``'s ``mcpServers`` (``claude_mcp_config``), replacing an older one
+    of ours: the registration and the write it needs (None when the file holds it already),
+    only our key changed, in the file's own layout; the write backs the bytes before up in
+    ``<file>.continuity-backup`` (once) so uninstall can give them back, or know that install
+    created the file. Raises ``InstallIncomplete`` (nothing written) for a file that is not a
+    JSON object, an ``mcpServers`` that is not one, or an entry named ``continuity`` that is
+    not ours."""
     target = _through_link(config)
     try:
         data, raw = _read(target)
     except InputError as exc:
-        return McpRegistration(config, {}, f"not registered: {exc}")
+        raise refused("claude-code", read_problem(exc), "fix that file") from None
     servers = data.get("mcpServers", {})
     if not isinstance(servers, dict):
-        return McpRegistration(config, {}, f"not registered: {config}: mcpServers is not an object")
+        raise servers_not_an_object("claude-code", config)
     old = servers.get(MCP_SERVER_NAME)
     if old is not None and not _is_our_server(old):
-        return McpRegistration(
-            config,
-            {},
-            f"not registered: {config} already has an MCP "
-            f"server named {MCP_SERVER_NAME!r} that is not continuity's",
-        )
+        raise foreign_server("claude-code", config, old)
     entry = _server_entry(home)
+    pending = None
     if old != entry or raw is None:
-        _backup(target, raw)
         data["mcpServers"] = {**servers, MCP_SERVER_NAME: entry}
-        _write(target, data, raw)
-    return McpRegistration(
+        pending = PendingWrite(target, raw, _render(target, data, raw))
+    registration = McpRegistration(
         config,
         mcp_tool_names("claude-code"),
         f"allowed by the rule {CLAUDE_ALLOW_RULE!r} in permissions.allow",
     )
+    return registration, pending
 
 
 def _unregister_claude_mcp(config: Path) -> None:
@@ -269,22 +307,15 @@ def register_settings_mcp(
     """Put our server into the ``settings.json`` object ``data`` of ``harness`` (one of
     ``SETTINGS_MCP``; changed in place, written by the caller with the hooks):
     ``mcpServers.continuity`` ``{command, args, env, trust}`` (``trust``: Gemini CLI and Qwen
-    Code run its tools without asking, as Claude Code's allow rule). An entry of that name that
-    is not ours, or an ``mcpServers`` that is not an object, is left alone (nothing registered,
-    ``note`` says why)."""
+    Code run its tools without asking, as Claude Code's allow rule). Raises
+    ``InstallIncomplete`` for an entry of that name that is not ours, or an ``mcpServers``
+    that is not an object."""
     servers = data.get("mcpServers", {})
     if not isinstance(servers, dict):
-        return McpRegistration(
-            settings, {}, f"not registered: {settings}: mcpServers is not an object"
-        )
+        raise servers_not_an_object(harness, settings)
     old = servers.get(MCP_SERVER_NAME)
     if old is not None and not _is_our_server(old):
-        return McpRegistration(
-            settings,
-            {},
-            f"not registered: {settings} already has an MCP server named "
-            f"{MCP_SERVER_NAME!r} that is not continuity's",
-        )
+        raise foreign_server(harness, settings, old)
     entry = {k: v for k, v in _server_entry(home).items() if k != "type"}
     data["mcpServers"] = {**servers, MCP_SERVER_NAME: {**entry, "trust": True}}
     return McpRegistration(settings, mcp_tool_names(harness), "in mcpServers, trusted")
