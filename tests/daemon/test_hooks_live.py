@@ -452,3 +452,24 @@ def test_b27_live_restart_keeps_the_task_list(store, isolated_home: Path, tmp_pa
         assert _open_tasks(answer["checkpoint"]["digest"]) == OPEN_NEW
     finally:
         second.close()
+
+
+def test_gemini_auto_pre_compress_is_a_check_not_a_compaction(live: LiveCapture) -> None:
+    """Issue 42 review: Gemini CLI fires PreCompress (trigger ``auto``) before every request
+    with history, compaction or not, and each wrote a ``pre_compaction`` checkpoint (two in
+    a one-prompt run). Its auto trigger writes none; its ``manual`` one (``/compress``) and
+    every other harness's ``auto`` do."""
+    key = "gemini-precompress"
+    ev(live, "session-start", key, harness="gemini-cli")
+    ev(live, "user-prompt-submit", key, harness="gemini-cli", prompt="fix the parser")
+    for _ in range(2):
+        answer = ev(live, "pre-compaction", key, harness="gemini-cli", trigger="auto")
+        assert answer["checkpoint"] is None and answer["session_key"] == key
+    assert "pre_compaction" not in [t for t, _ in _triggers(live, key)]
+    answer = ev(live, "pre-compaction", key, harness="gemini-cli", trigger="manual")
+    assert answer["checkpoint"] is not None
+    assert [t for t, _ in _triggers(live, key)].count("pre_compaction") == 1
+    other = "claude-precompact"
+    ev(live, "session-start", other)
+    ev(live, "user-prompt-submit", other, prompt="fix the parser")
+    assert ev(live, "pre-compaction", other, trigger="auto")["checkpoint"] is not None

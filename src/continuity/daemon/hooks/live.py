@@ -199,6 +199,18 @@ class EventRate:
             self._times.popleft()
 
 
+def compacts(body: Any) -> bool:
+    """Whether a ``pre-compaction`` event announces a compaction (a ``pre_compaction``
+    checkpoint is written) or only a harness's check. Gemini CLI fires PreCompress with
+    trigger ``auto`` before every request whose history is not empty, before it compares the
+    history with its threshold (``chatCompressionService.compress``, 0.61.0): most are no
+    compaction, and each wrote a ``pre_compaction`` checkpoint (two in a one-prompt run, issue
+    42 review). Its ``manual`` trigger (``/compress``) is one; every other harness's event
+    is one."""
+    harness = str(getattr(body.harness, "value", body.harness))
+    return not (harness == "gemini-cli" and (body.trigger or "auto") == "auto")
+
+
 class LiveCapture:
     """The daemon's service (module docstring). Thread-safe; ``start`` before use, ``close``
     at shutdown (finishes queued work, replays the spool, flushes queued checkpoints).
@@ -912,6 +924,13 @@ class LiveCapture:
 
     def pre_compaction(self, body: Any) -> dict[str, Any]:
         at, info = self._at(body), self._touch(body)
+        if not compacts(body):  # Gemini's check before each request: nothing to record
+            self._queue_import(info)
+            return {
+                "session_key": info.key,
+                "transcript_path": info.transcript_path,
+                "checkpoint": None,
+            }
         with self._session_lock(info.key):
             self.capture.ensure_state(info, at)
             imported = self.capture.import_pending(info)  # B27: the newest task list first
