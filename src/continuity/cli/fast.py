@@ -17,6 +17,11 @@ and the same usage errors. The commands do what ``cli.app``'s do, through the sa
 (``api.Workspace`` with ``fast_read``, ``cli.lines``, ``cli.output.emit_json``), and end with
 the same errors and exit codes (``cli.app.failed``); ``tests/cli/test_fast_path.py``
 compares both paths' stdout, stderr and exit status.
+
+Over 600 lines: one parser (``_parse``) and one set of value checks (``_number``, ``_home``,
+``_Unsure``) decide for every command whether this path may run it exactly as Click would;
+a module per command would each import them back, and the rule "anything unsure goes to
+Typer" would no longer be readable in one place.
 """
 
 from __future__ import annotations
