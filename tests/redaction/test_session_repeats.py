@@ -224,7 +224,29 @@ def test_forget_deletes_the_kept_secrets(store):
     assert store.kept_secrets(KEY) is None
 
 
-def _sha(text: str) -> str:
+def _sha(title: str) -> str:
+    """What the kept answer is found under: the rules' digest and the own title."""
     import hashlib
 
-    return hashlib.sha256(text.encode()).hexdigest()
+    from continuity.redaction.session import rules_digest
+
+    return hashlib.sha256(rules_digest().encode() + b"\0" + title.encode()).hexdigest()
+
+
+def test_kept_secrets_found_by_other_rules_are_scanned_again(store, monkeypatch):
+    """An upgrade that changes the redaction rules (a new detector) makes every kept answer
+    untrusted: the session is scanned again from its first row."""
+    from continuity.redaction import session as scope
+
+    _load(store)
+    found = session_secrets(store, KEY)
+    _forget_process_cache()
+    reads = _count_reads(store)
+    try:
+        assert session_secrets(store, KEY) == found and reads == []
+        _forget_process_cache()
+        monkeypatch.setattr(scope, "rules_digest", lambda: "other rules")
+        assert session_secrets(store, KEY) == found
+        assert reads == [-1]  # scanned from the start
+    finally:
+        del store.entries

@@ -15,7 +15,8 @@ Cost: collecting reads and scans every row once; the result is cached per proces
 one 40,000-row session scans it once, not once per hit, and a session that grew (a live one
 the daemon serves) is scanned only from the last row read. A store that keeps them
 (``kept_secrets`` / ``keep_secrets``: the ``session_secrets`` table, revision 0028, issue 43
-goal 3) keeps the result across processes too, with the own title's SHA-256, the row count and
+goal 3) keeps the result across processes too, with the SHA-256 of the redaction rules and the
+own title (``rules_digest``: other rules, after an upgrade, scan again), the row count and
 the last row scanned: a search whose 20 hits fell in 20 sessions of 1 MB scanned all 20 in
 every process (7 s in the daemon on the 100 MB tree of ``bench/peers.py``); now each session
 is scanned once, ever, and a session that grew from its first new row. Computed lazily, so
@@ -29,6 +30,7 @@ import hashlib
 from collections import OrderedDict
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
+from functools import cache
 from threading import Lock
 from typing import Any
 
@@ -114,8 +116,24 @@ def session_secrets(store: Any, key: str) -> dict[str, str]:
     return found
 
 
-def _sha(text: str) -> str:
-    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+def _sha(title: str) -> str:
+    """What a kept answer was found under: the redaction rules (``rules_digest``) and the
+    session's own ``title``, as one SHA-256 (hex)."""
+    return hashlib.sha256(
+        rules_digest().encode() + b"\0" + title.encode("utf-8", "surrogatepass")
+    ).hexdigest()
+
+
+@cache
+def rules_digest() -> str:
+    """SHA-256 (hex) of the redaction package's modules: a kept answer found by other rules
+    (an upgrade that adds a detector) is not trusted, the session is scanned again."""
+    from pathlib import Path
+
+    digest = hashlib.sha256()
+    for path in sorted(Path(__file__).resolve().parent.glob("*.py")):
+        digest.update(path.name.encode() + b"\0" + path.read_bytes())
+    return digest.hexdigest()
 
 
 def _kept(
