@@ -7,6 +7,7 @@ import json
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+from continuity.checkpoints import CheckpointConfig
 from continuity.daemon.hooks.live import LiveCapture
 from continuity.daemon.hooks.models import BODIES
 from tests.daemon.livecapture import start_live
@@ -156,30 +157,38 @@ def _recorded(path: Path) -> datetime:
     return datetime.strptime(path.name.split("-")[0][:22], "%Y%m%dT%H%M%S.%f").replace(tzinfo=UTC)
 
 
-#: The recorded times moved to end an hour ago (recovery looks back 4 hours from now), gaps kept.
-_SHIFT = (
-    datetime.now(UTC)
-    - timedelta(hours=1)
-    - _recorded(HOOKS / "claude-code" / "20261202T055508.849395698-SessionEnd.json")
-)
+def _shift() -> timedelta:
+    """The recorded times moved to end 2 minutes before now (recovery looks back 4 hours),
+    gaps kept. Taken when a replay starts, not at import: the suite runs for half an hour."""
+    end = _recorded(HOOKS / "claude-code" / "20261202T055508.849395698-SessionEnd.json")
+    return datetime.now(UTC) - timedelta(minutes=2) - end
 
 
-def _at(path: Path) -> str:
-    return (_recorded(path) + _SHIFT).isoformat()
+#: The replay's checkpoint settings: the time rule at its 1-hour maximum. The live timer
+#: thread ticks on the wall clock; with the default rule it found the replayed sessions'
+#: activity older than the rule and wrote a periodic checkpoint dated now, newer than the
+#: session end it was meant to recover (a CI failure that depended on when the tick fell).
+_REPLAY_CONFIG = CheckpointConfig(time_interval_ms=3_600_000)
 
 
 def _replay_claude(live: LiveCapture, sessions: set[str], until: str) -> dict[str, dict]:
     """Feed the recorded Claude Code hook inputs of ``sessions`` in time order up to the file
-    named ``until`` (its transcript files are not here: the live turns are the record).
+    named ``until`` (its transcript files are not here: the live turns are the record), the
+    time rule ticked on the wall clock after each (as the timer thread may).
     Returns the daemon's answer to each session start, by file name."""
     answers = {}
+    shift = _shift()
     for path in sorted((HOOKS / "claude-code").glob("*.json")):
         data = json.loads(path.read_bytes())
         event = _EVENTS.get(data["hook_event_name"])
         if data["session_id"] in sessions and event is not None:
             data["transcript_path"] = None
             body = live.native_body(
-                "claude-code", event, json.dumps(data).encode(), event_id=None, at=_at(path)
+                "claude-code",
+                event,
+                json.dumps(data).encode(),
+                event_id=None,
+                at=(_recorded(path) + shift).isoformat(),
             )
             if event == "session-end":
                 live.end_session(body)  # type: ignore[arg-type]
@@ -187,6 +196,7 @@ def _replay_claude(live: LiveCapture, sessions: set[str], until: str) -> dict[st
                 answer = live.handle(event, body)
                 if event == "session-start":
                     answers[path.name] = answer
+            live.recorder.tick()  # the timer thread's wall-clock tick, at every step
             assert live.worker.wait_idle(10)
         if path.name == until:
             break
@@ -201,7 +211,7 @@ def test_claude_resume_gets_other_sessions_newer_work_not_its_own(
     multiply function"); then 4e6017d9 is resumed. Each resume was injected its own session
     end digest, which its context already holds. Now the first resume gets nothing (no other
     session worked after 43f9cd0f started) and the second gets 43f9cd0f's newer work."""
-    live = _live(store, isolated_home)
+    live = start_live(store, isolated_home, checkpoint=_REPLAY_CONFIG)
     try:
         answers = _replay_claude(
             live,

@@ -3,13 +3,17 @@ calls with repeated or empty ids, long runs of one character, many small lines a
 cases (``tests.hostile``), imported as ``continuity import`` does (import, then the transcript
 sync). No input raises, and none takes long: hypothesis's ``deadline`` per input, and a wall
 bound per file that is linear in its size and lines (measured generously: the machine is
-shared), so a super-linear path or a wait shows up as a failure."""
+shared), so a super-linear path or a wait shows up as a failure. A file over the bound is
+imported once more, as a session of its own, and the faster of the two counts: a stall of
+the machine (CI once took 2.2 s over a 4-line file, 0.1 s on the retry) is not the input's,
+while a slow path is slow both times."""
 
 from __future__ import annotations
 
 import itertools
 import time
 from pathlib import Path
+from typing import Any
 
 from hypothesis import given
 
@@ -28,6 +32,17 @@ def wall_bound(size: int, lines: int) -> float:
     return BASE_SECONDS + size * PER_BYTE + lines * PER_LINE
 
 
+def _timed_import(store, tmp_path: Path, harness: str, data: bytes, n: int) -> tuple[Any, float]:
+    """``(report, seconds)``: ``data`` written as file ``n`` and imported as ``continuity
+    import`` does (the import, then the transcript sync into a home of its own)."""
+    path = tmp_path / f"{harness}-{n}.jsonl"
+    path.write_bytes(data)
+    started = time.perf_counter()
+    report = import_paths(store, [path])
+    sync_import_report(store, report, tmp_path / f"home-{n}")
+    return report, time.perf_counter() - started
+
+
 def test_fuzz_hostile_session_files_import_in_bounded_time(tmp_path: Path):
     """Every hostile file imports (or is skipped as not a session file) without an exception
     escaping, each line accounted for, within ``wall_bound``; the transcript sync after it
@@ -41,14 +56,13 @@ def test_fuzz_hostile_session_files_import_in_bounded_time(tmp_path: Path):
             harness, lines = case
             n = next(counter)
             data = own_session(lines, n)  # a session id of its own
-            path = tmp_path / f"{harness}-{n}.jsonl"
-            path.write_bytes(data)
-            home = tmp_path / f"home-{n}"
-            started = time.perf_counter()
-            report = import_paths(store, [path])
-            sync_import_report(store, report, home)
-            elapsed = time.perf_counter() - started
-            assert elapsed < wall_bound(len(data), len(lines)), (elapsed, len(data), len(lines))
+            report, elapsed = _timed_import(store, tmp_path, harness, data, n)
+            bound = wall_bound(len(data), len(lines))
+            if elapsed >= bound:  # once more, a session of its own: the faster one counts
+                n2 = next(counter)
+                retry = _timed_import(store, tmp_path, harness, own_session(lines, n2), n2)[1]
+                elapsed = min(elapsed, retry)
+            assert elapsed < bound, (elapsed, len(data), len(lines))
             (file,) = report.files
             if file.status == "skipped":
                 assert file.reason == "not a session file (format not recognised)"
