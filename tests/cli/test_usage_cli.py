@@ -213,6 +213,12 @@ def test_an_empty_workspace_says_nothing_is_imported(tmp_path, monkeypatch, caps
             "no usage for harness pi in that range (since 2030-01-01)\n",
         ),
         (["--until", "2001-01-01"], "no usage in that range (until 2001-01-01)\n"),
+        (  # a harness whose files record no tokens says so (the registry's usage_note)
+            ["--harness", "factory-droid"],
+            "no usage for harness factory-droid: its session file records no token usage; "
+            "only the `.settings.json` beside it holds the session's running total "
+            "(`tokenUsage`), not per response, and continuity does not import it\n",
+        ),
     ],
 )
 def test_a_filter_that_matches_nothing_is_named(home, monkeypatch, capsys, args, said):

@@ -179,6 +179,12 @@ def usage_cmd(
                     else "nothing imported yet: continuity import ~/.claude/projects "
                     "~/.codex/sessions ~/.pi/agent/sessions (or run continuity watch)"
                 )
+            elif harness is not None and not _counts_tokens(harness.value):
+                from continuity.formats.registry import harness as registered
+
+                nothing = f"no usage for harness {harness.value}: " + (
+                    registered(harness.value).usage_note or "continuity does not count its tokens"
+                )
             else:
                 bounds = [f"since {since}"] if since is not None else []
                 bounds += [f"until {until}"] if until is not None else []
@@ -298,3 +304,11 @@ def _table(report: Any) -> None:
             )
         )
     out.print(Text(f"prices: {one_line(report.prices)}", style="dim"))
+
+
+def _counts_tokens(name: str) -> bool:
+    """Whether ``continuity usage`` counts the tokens of harness ``name`` (the registry's
+    ``usage``); a name the registry lacks (a framework) counts as one that may."""
+    from continuity.formats.registry import harnesses
+
+    return next((h.usage for h in harnesses() if h.name == name), True)
