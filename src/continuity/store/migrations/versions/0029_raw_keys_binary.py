@@ -37,8 +37,7 @@ down_revision = "0028"
 branch_labels = None
 depends_on = None
 
-#: ``(table, digest column)`` of every raw line key, the table keyed by it last (SQLite copies
-#: each table; the order only matters for reading the statements).
+#: ``(table, column)`` of every raw line key: the key of ``raw_lines`` and each reference to it.
 KEYS = (
     ("entries", "raw_sha256"),
     ("import_issues", "raw_sha256"),
