@@ -52,7 +52,7 @@ if TYPE_CHECKING:
 
 #: The schema revision these queries read (``store.HEAD_REVISION`` when written; a test keeps
 #: them equal, so a new revision reviews this module).
-READ_REVISION = "0028"
+READ_REVISION = "0029"
 #: Columns of ``entries`` as ``store.bulk.ENTRY_COLUMNS`` lists them.
 _ENTRY_SELECT = (
     "session_key, seq, entry_id, native_id, parent_native_id, kind, role, type_name, "

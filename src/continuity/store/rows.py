@@ -38,8 +38,9 @@ def decode_entry(values: Sequence[Any]) -> Entry:
     entry_id, native_id, parent_native_id, kind, role, type_name, visible, base_visible,
     is_request, sidechain, ts, cwd, content, meta_json, view_bytes, source_path, line_no,
     byte_offset, raw_sha256, content_z``), read by position (issue 17: a named attribute costs
-    about as much as the rest of the decode). Raises ``ValueError`` for a kind or role no
-    ``EntryKind``/``Role`` has."""
+    about as much as the rest of the decode). ``raw_sha256`` is hex (SQLAlchemy's read, through
+    ``schema.Sha256``) or the stored 32 bytes (``sqlite3``'s, ``store.lite``), given as hex
+    either way. Raises ``ValueError`` for a kind or role no ``EntryKind``/``Role`` has."""
     (
         _key,
         seq,
@@ -85,6 +86,8 @@ def decode_entry(values: Sequence[Any]) -> Entry:
             )
     source = None
     if source_path is not None:
+        if isinstance(raw_sha256, bytes):  # sqlite3's read: the stored 32 bytes (revision 0029)
+            raw_sha256 = raw_sha256.hex()
         source = SourceRef(source_path, line_no, byte_offset, raw_sha256 or "")
     return Entry(
         kind=KINDS.get(kind) or EntryKind(kind),

@@ -60,6 +60,31 @@ class String(_NulFree):
     cache_ok = True
 
 
+class Sha256(TypeDecorator):
+    """A raw line's SHA-256 digest (revision 0029, issue 43 goal 2): 64 lowercase hex
+    characters in Python (``hashlib``'s ``hexdigest()``, what ``RawLine.sha256`` and
+    ``SourceRef.raw_sha256`` hold), its 32 bytes in the database (BLOB on SQLite, bytea on
+    PostgreSQL), half the size of the hex text in the row and in every index holding it.
+    Binding a string that is not hex raises ``ValueError``; an empty string is stored as empty
+    bytes and reads back empty. The one conversion of these keys: every SQLAlchemy statement
+    and the bulk inserts (``store.bulk``, through ``stored``) go through it; the ``sqlite3``
+    read path (``store.rows.decode_entry``) turns the bytes into hex itself."""
+
+    impl = LargeBinary
+    cache_ok = True
+
+    @staticmethod
+    def stored(value: str | None) -> bytes | None:
+        """The stored form of the hex digest ``value`` (None stays None)."""
+        return None if value is None else bytes.fromhex(value)
+
+    def process_bind_param(self, value: Any, dialect: Any) -> Any:
+        return self.stored(value)
+
+    def process_result_value(self, value: Any, dialect: Any) -> Any:
+        return None if value is None else bytes(value).hex()
+
+
 metadata = MetaData()
 
 sessions = Table(
@@ -104,7 +129,7 @@ entries = Table(
     Column("source_path", Text),
     Column("line_no", Integer),
     Column("byte_offset", Integer),
-    Column("raw_sha256", String(64)),
+    Column("raw_sha256", Sha256),  # revision 0029: 32 bytes, was 64 hex characters
     # revision 0024 (issue 43): a row's content JSON as a zstd frame where that pays
     # (``store.rawcodec.encode_text``); ``content`` is then empty
     Column("content_z", LargeBinary),
@@ -166,10 +191,13 @@ sources = Table(
     Column("pending_from", Integer),
 )
 
+#: Each kept line once, by the SHA-256 of its bytes. Revision 0029 (issue 43 goal 2): the
+#: digest as its 32 bytes (``Sha256``), and on SQLite a ``WITHOUT ROWID`` table keyed by it
+#: (the key is the table: no second copy of it in an index).
 raw_lines = Table(
     "raw_lines",
     metadata,
-    Column("sha256", String(64), primary_key=True),
+    Column("sha256", Sha256, primary_key=True),
     Column("data", LargeBinary, nullable=False),
     # revision 0016: NULL = ``data`` is the line's bytes; 1 = a zstd frame of them
     # (``store.rawcodec``; the sha256 is always of the original bytes)
@@ -178,6 +206,7 @@ raw_lines = Table(
     # ``block_id`` (``data`` empty)
     Column("block_id", Integer),
     Column("block_index", Integer),
+    sqlite_with_rowid=False,
 )
 
 #: revision 0022 (issue 43): lines kept by block (``store.rawcodec``): a zstd frame of lines
@@ -209,7 +238,7 @@ source_lines = Table(
     Column("source_id", Integer, primary_key=True, autoincrement=False),
     Column("line_no", Integer, primary_key=True, autoincrement=False),
     Column("byte_offset", Integer, nullable=False),
-    Column("raw_sha256", String(64), nullable=False),
+    Column("raw_sha256", Sha256, nullable=False),  # revision 0029: 32 bytes
     sqlite_with_rowid=False,
 )
 
@@ -254,7 +283,7 @@ import_issues = Table(
     Column("byte_offset", Integer, nullable=False),
     Column("byte_length", Integer, nullable=False),
     Column("reason", Text, nullable=False),
-    Column("raw_sha256", String(64), nullable=False),
+    Column("raw_sha256", Sha256, nullable=False),  # revision 0029: 32 bytes
     Column("created_at", DateTime(timezone=True), nullable=False),
 )
 Index("ix_import_issues_path", import_issues.c.path, import_issues.c.line_no)
