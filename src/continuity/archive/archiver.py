@@ -1,6 +1,7 @@
 """The archiver: one pass imports the session files that changed since the last pass.
 
-A pass lists the watched folders (``harness_folders``), compares each ``*.jsonl`` file's
+A pass lists the watched folders (``harness_folders``), compares each session file's
+(``formats.discovery.is_session_file``: ``*.jsonl``, Gemini CLI's legacy ``.json`` chats)
 ``(size, mtime_ns)`` with what the previous pass saw (unchanged files cost one ``stat``), and
 imports at most ``max_files`` changed files through ``archive.ingest`` (``import_files``,
 itself incremental: an appended file imports only its new bytes, then ``replay_import`` and
@@ -167,7 +168,7 @@ class Archiver:
         an OpenCode folder an event touched is listed whole (its store is one database).
         Sets ``self._vanished``: the recorded files found missing among those looked at."""
         from continuity.core.live_files import captured_live
-        from continuity.formats.importer import NOT_SESSIONS, discover
+        from continuity.formats.importer import discover, is_session_file
 
         if paths is None:
             files = discover([str(p) for p in self.folders.values()], unreadable=[], home=self.home)
@@ -184,7 +185,7 @@ class Archiver:
                     if path == root or root in path.parents:
                         if name == "opencode":
                             whole.add(root)
-                        elif path.name.endswith(".jsonl") and path.name not in NOT_SESSIONS:
+                        elif is_session_file(path):
                             wanted.append(path)
                         break
             files = discover([str(r) for r in whole], unreadable=[], home=self.home)

@@ -1,5 +1,6 @@
 """Harness files in: one reader per harness (Claude Code JSONL, Codex rollout JSONL, pi session
-JSONL v1-v3, OpenCode mirrors, Gemini CLI and Qwen Code chat JSONL, Copilot CLI events, Factory
+JSONL v1-v3, OpenCode mirrors, Gemini CLI and Qwen Code chat JSONL (and Gemini CLI's legacy
+one-document chats, read through ``formats.document``), Copilot CLI events, Factory
 Droid sessions, Cursor agent transcripts) detected from content, the records the adapters write
 (the LangGraph adapter's thread record, ``langgraph``; the OpenAI Agents SDK adapter's session
 files, ``agents_sdk``; issue 46), the tolerant JSONL line reader, the streaming, idempotent
@@ -14,7 +15,8 @@ OpenCode's mirrors (Kilo's: their session line names ``kilo``), then Cursor's tr
 ``{role, message}`` lines: the least specific, so last): the most specific envelope wins), or
 None. Given the file's ``path``, its location decides where it follows a harness's convention
 (``PATH_HINTS``: Cursor's ``agent-transcripts``, Copilot CLI's ``session-state/<id>/events.jsonl``,
-Gemini CLI's ``chats/session-*.jsonl``, Factory Droid's ``sessions/-<folder>/<uuid>.jsonl``) as
+Gemini CLI's ``chats/session-*.jsonl`` and legacy ``.json``, Factory Droid's
+``sessions/-<folder>/<uuid>.jsonl``) as
 long as at least as many of the first lines are that harness's (``FormatReader.claims``) as
 are the content's pick; and a head no ``sniff`` accepts goes to the reader claiming most of its
 lines. A fresh-user review of issue 42 saw one unfamiliar or corrupt first line lose a whole
@@ -75,7 +77,7 @@ READERS: list[type[FormatReader]] = []
 PATH_HINTS: tuple[tuple[str, str], ...] = (
     ("cursor-agent", r"/agent-transcripts/(?:[^/]+/)*[^/]+\.jsonl$"),
     ("copilot-cli", r"/session-state/[^/]+/events\.jsonl$"),
-    ("gemini-cli", r"/chats/session-[^/]*\.jsonl$"),
+    ("gemini-cli", r"/chats/session-[^/]*\.jsonl?$"),
     ("factory-droid", r"/sessions/-(?!-)[^/]*[^-/]/[0-9a-f-]{36}\.jsonl$"),
 )
 #: How many of the head's records vote (``detect``).

@@ -24,7 +24,13 @@ Contract for a reader class:
 - ``uses_tree``: True when entries form a parent tree whose leaf path is the conversation (pi);
 - ``continues_session``: True when this file is a later part of a session another file began
   (a Codex history paginated across files): the importer appends it to that session instead
-  of keying it ``<key>/<file stem>``.
+  of keying it ``<key>/<file stem>``;
+- ``sibling_paths``: the stored paths (``formats.discovery.path_key``) of files that hold this
+  file's session too (Gemini CLI's legacy ``.json`` chat and the ``.jsonl`` it migrates to):
+  a new file whose session was imported from one of them joins that session;
+- ``document_records``: for a format written as one JSON document (``formats.document``), the
+  member whose array holds its records (Gemini CLI's ``messages``); None: a document is read
+  as one record.
 """
 
 from __future__ import annotations
@@ -66,12 +72,15 @@ class FormatReader:
 
     harness: ClassVar[str] = ""
     uses_tree: ClassVar[bool] = False
+    document_records: ClassVar[str | None] = None
 
     def __init__(self, path: str, head: list[dict], state: dict | None = None) -> None:
         self.path = path
         self.head = head
         #: See the module docstring; a reader sets it from ``head``.
         self.continues_session = False
+        #: See the module docstring; a reader sets it from ``path``.
+        self.sibling_paths: tuple[str, ...] = ()
         self.warnings: list[tuple[int, str]] = []
         self.skip_reason: str = ""
         self._facts = SessionFacts()

@@ -1,5 +1,6 @@
 """Which files an import reads, and whether one is unchanged since the last (spec/formats.md
-§5.2): ``discover`` (the session files under the paths given), ``path_key`` / ``key_paths``
+§5.2): ``discover`` (the session files under the paths given: ``is_session_file``),
+``path_key`` / ``key_paths``
 (a path as the store keeps it, and back), ``unchanged`` (same inode, size at the stored
 offset, same leading bytes: nothing to read).
 
@@ -28,6 +29,10 @@ if TYPE_CHECKING:
 PREFIX_BYTES = 64 * 1024
 #: JSONL files in a harness folder that are no sessions (Codex's prompt history and index).
 NOT_SESSIONS = {"history.jsonl", "session_index.jsonl"}
+#: Issue 42: the folder Gemini CLI keeps its chats in. Its legacy one-document chats (before
+#: 0.39.0) are ``.json`` files there, ``session-<time>-<id>.json``, and a subagent's in a
+#: folder of its parent session below it, ``<parent id>/<id>.json``.
+CHATS_FOLDER = "chats"
 #: How many levels below a folder named ``discover``'s ``expand`` is asked about the folders
 #: it searches: an OpenCode or Kilo data folder is found from a parent (``~/.local/share`` is
 #: one level up from ``opencode``, ``~`` three), not only when named itself (fresh-user review
@@ -38,6 +43,23 @@ EXPAND_DEPTH = 4
 Progress = Callable[[int], None]
 
 
+def is_session_file(path: Path) -> bool:
+    """Whether a folder search (``discover``, ``watch``'s events) takes ``path``: a ``.jsonl``
+    file not in ``NOT_SESSIONS``, or a Gemini CLI legacy chat (``CHATS_FOLDER``): a
+    ``session-*.json`` file in a ``chats`` folder, or a ``.json`` file in a folder right below
+    one. Names only: the importer reads the content to tell the format (a ``.json`` there that
+    is no session is skipped, its reason said)."""
+    name = path.name
+    if name.endswith(".jsonl"):
+        return name not in NOT_SESSIONS
+    if not name.endswith(".json"):
+        return False
+    parent = path.parent
+    return (parent.name == CHATS_FOLDER and name.startswith("session-")) or (
+        parent.parent.name == CHATS_FOLDER
+    )
+
+
 def discover(
     paths: Iterable[str | os.PathLike[str]],
     *,
@@ -45,7 +67,8 @@ def discover(
     expand: Callable[[Path, list[Path]], bool] | None = None,
 ) -> list[Path]:
     """Session files named by ``paths``: files as given, directories searched recursively for
-    ``*.jsonl`` (sorted). A symlinked folder inside a tree is followed once: a folder already
+    session files (``is_session_file``: ``*.jsonl``, Gemini CLI's legacy ``.json`` chats;
+    sorted). A symlinked folder inside a tree is followed once: a folder already
     searched (the same device and inode, a link loop included) is not searched again.
     ``expand(folder, found)``, when given, is asked first about each folder named, and about
     each folder searched up to ``EXPAND_DEPTH`` levels below it: when it returns True it has
@@ -92,9 +115,7 @@ def discover(
                         dirs[:] = []
                         continue
                 dirs.sort()
-                here.extend(
-                    Path(folder, n) for n in names if n.endswith(".jsonl") and n not in NOT_SESSIONS
-                )
+                here.extend(p for n in names if is_session_file(p := Path(folder, n)))
             found.extend(sorted(p for p in here if p.is_file()))
             for exc in errors:
                 problem(exc.filename or path, f"cannot read folder: {exc.strerror or exc}")
@@ -179,10 +200,12 @@ def unchanged(
 
 
 __all__ = [
+    "CHATS_FOLDER",
     "EXPAND_DEPTH",
     "NOT_SESSIONS",
     "PREFIX_BYTES",
     "discover",
+    "is_session_file",
     "key_paths",
     "mark_unchanged",
     "path_key",

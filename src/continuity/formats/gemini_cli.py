@@ -1,12 +1,15 @@
 """Gemini CLI chat files (issue 42 item 2): ``~/.gemini/tmp/<project>/chats/session-*.jsonl``
 (``$GEMINI_CLI_HOME/.gemini/tmp/...`` when that variable is set), learnt from Gemini CLI's
 ``chatRecordingService`` and observed from gemini 0.61.0 run offline
-(``tests/fixtures/gemini_cli``).
+(``tests/fixtures/gemini_cli``); and the legacy ``session-*.json`` chats of Gemini CLI 0.2.0
+to 0.38.2 (``tests/fixtures/gemini_cli_legacy``, written from 0.38.2's source).
 
 One file is JSONL, appended to (a record a line):
 
 - a **metadata** line: ``sessionId``, ``projectHash``, ``startTime``, ``lastUpdated``,
-  ``kind`` (``main`` / ``subagent``), optional ``summary``, ``directories``;
+  ``kind`` (``main`` / ``subagent``), optional ``summary``, ``directories``; read as a
+  ``session`` event with native id ``<sessionId>#session`` (one row for the session, however
+  many files and rewrites repeat it);
 - **message** records (``id``, ``timestamp``, ``type``, ``content``: a string or Gemini API
   parts): ``user``; ``gemini`` (the model: ``thoughts`` ``[{subject, description,
   timestamp}]``, ``toolCalls`` ``[{id, name, args, result (functionResponse parts), status,
@@ -32,8 +35,27 @@ other ``type`` is opaque (counted, kept raw). The project is read from ``.projec
 beside ``chats/`` (Gemini CLI writes the project's path there), else the first of
 ``directories``.
 
-Not read yet: the legacy one-object ``session-*.json`` files (Gemini CLI migrates them to
-JSONL on resume) and the ``checkpoints/`` folder.
+**Legacy chats** (issue 42 leftover): until 0.38.2 Gemini CLI wrote a session as one JSON
+object, ``{sessionId, projectHash, startTime, lastUpdated, messages: [...], summary?,
+directories?, kind?}`` (``JSON.stringify(conversation, null, 2)``), to
+``chats/session-<YYYY-MM-DDTHH-MM>-<first 8 of the id>.json`` (a subagent's to
+``chats/<parent id>/<id>.json``), rewritten whole on each change; ``messages`` are the records
+the JSONL appends. Such a file is read as a document (``formats.document``,
+``document_records``): its members but ``messages`` are the metadata record, then each
+message is read as its JSONL line is, so it gives the rows of its migration; a changed file
+is read again whole and adds only the messages it did not hold (or holds changed: a
+``gemini`` message given its tool calls later), as a JSONL's repeats do. A metadata record
+that holds ``messages`` itself (a legacy chat written on one line) is read the same way.
+Before 0.29.0 the project's folder was named by ``projectHash`` (the SHA-256 of its path)
+and held no ``.project_root``: such a chat names no project.
+
+From 0.39.0 a resume of a legacy chat migrates it: Gemini CLI writes ``<same name>.jsonl``
+(the metadata, every message, then ``{"$set": {"sessionId"}}``) and appends there, leaving the
+``.json`` as it was. The two are one session (``sibling_paths``): whichever is imported
+second joins the session of the first, its repeated messages are duplicates, and only what
+the JSONL added after the migration (the ``$set``, later messages) adds rows.
+
+Not read yet: the ``checkpoints/`` folder.
 """
 
 from __future__ import annotations
@@ -91,9 +113,11 @@ def _is_metadata(obj: Any) -> bool:
 
 
 class GeminiCliReader(FormatReader):
-    """Reader of Gemini CLI chat JSONL files (see the module docstring)."""
+    """Reader of Gemini CLI chat files, JSONL and legacy documents (see the module
+    docstring)."""
 
     harness: ClassVar[str] = HARNESS
+    document_records: ClassVar[str | None] = "messages"
 
     def __init__(self, path: str, head: list[dict], state: dict | None = None) -> None:
         super().__init__(path, head, state)
@@ -104,11 +128,22 @@ class GeminiCliReader(FormatReader):
                 self._metadata(obj)
                 break
         self._facts.cwd = self._project_root() or self._facts.cwd
+        # the legacy chat and the JSONL Gemini CLI migrates it to hold one session
+        if path.endswith(".json"):
+            self.sibling_paths = (path + "l",)
+        elif path.endswith(".jsonl"):
+            self.sibling_paths = (path[:-1],)
         self.restore(state)
 
     @classmethod
     def sniff(cls, head: list[dict]) -> bool:
         return any(_is_metadata(o) for o in head[:3])
+
+    @classmethod
+    def file_name(cls, path: str) -> str:
+        """The file stem, without ``.jsonl`` or a legacy chat's ``.json``."""
+        name = os.path.basename(path)
+        return name[:-5] if name.endswith(".json") else super().file_name(path)
 
     @classmethod
     def claims(cls, obj: Any) -> bool:
@@ -179,9 +214,17 @@ class GeminiCliReader(FormatReader):
 
     def records(self, line: Line) -> tuple[dict, ...]:
         """Each record of ``line``; a ``gemini`` message with tool call results is followed by
-        one record per result; a ``$set`` of ``messages`` by each message it holds."""
+        one record per result; a ``$set`` of ``messages``, or a metadata record holding
+        ``messages`` (a legacy chat on one line), by each message it holds."""
         out: list[dict] = []
         for record in line.records:
+            if _is_metadata(record) and isinstance(record.get("messages"), list):
+                header = {k: v for k, v in record.items() if k != "messages"}
+                out.append(header)
+                for message in record["messages"]:
+                    if isinstance(message, dict):
+                        out.extend(self.records(_with(line, message)))
+                continue
             out.append(record)
             calls = record.get("toolCalls") if record.get("type") == "gemini" else None
             if isinstance(calls, list):
@@ -205,6 +248,7 @@ class GeminiCliReader(FormatReader):
             elif _is_metadata(data):
                 self._metadata(data)
                 entry.kind, entry.type_name = EntryKind.EVENT, "session"
+                entry.native_id = f"{clean(data['sessionId'])}#session"
                 entry.timestamp = self.time_field(line, data.get("startTime"), "startTime")
             elif isinstance(data.get("$set"), dict):
                 update = data["$set"]

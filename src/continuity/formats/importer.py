@@ -10,7 +10,9 @@ Rules (spec/formats.md §5): every line is kept raw; a bad line is reported as `
 the rest imports (B35); an unterminated, unparseable last line is a pending tail retried next
 time (B36); re-importing adds nothing; a grown file adds only its new lines (§5.2: same inode and
 same first-64-KiB hash); a rewritten file is re-read with rows already present (same native id,
-or same line bytes at the same line number) skipped. Rows repeat a native id (Claude Code resume
+or same line bytes at the same line number) skipped. A file that is one JSON document
+(``formats.document``: Gemini CLI's legacy chats, issue 42) is read as parts standing for
+lines, and, as it is rewritten whole, from its start whenever it changed. Rows repeat a native id (Claude Code resume
 replays): identical copies are counted as duplicates, a differing copy is kept and the usable
 one wins in the view (``continuity.formats.repeats``, issue 18).
 
@@ -47,23 +49,23 @@ from continuity.core.keys import MAX_KEY_CHARS, session_key  # noqa: F401 - MAX_
 from continuity.core.model import CompactionInfo, Entry, EntryKind, Note, Session
 from continuity.formats import (
     FormatReader,
-    LineReader,
     detect,
     discovery,
     parallel,
-    read_head,
     reader_for,
 )
 from continuity.formats.base import SessionFacts, check_facts, clean_deep
 from continuity.formats.discovery import (  # noqa: F401 - re-exported
     NOT_SESSIONS,
     PREFIX_BYTES,
+    is_session_file,
     key_paths,
     mark_unchanged,
     path_key,
     prefix_hash,
     unchanged,
 )
+from continuity.formats.document import file_head, is_document, line_source, problem
 from continuity.formats.lineparse import MAX_NESTING, LineParser  # noqa: F401 - re-exported
 from continuity.formats.parallel import Batch, ParsedFile, ParsePool
 from continuity.formats.repeats import RepeatFilter
@@ -426,7 +428,11 @@ def _import_once(
         return
     if hashed != min(stat.st_size, PREFIX_BYTES):
         prefix = prefix_hash(p, min(stat.st_size, PREFIX_BYTES))  # what the next import checks
-    head = read[2] if read is not None else read_head(str(p))
+    head = read[2] if read is not None else file_head(str(p))
+    # issue 42: a one-document file (Gemini CLI's legacy chat) is rewritten whole, never
+    # appended to: a changed one is read again from its start (its rows de-duplicated)
+    document = is_document(p)
+    resume = resume and not document
     reader_cls = detect(head, str(p)) or (reader_for(source.harness) if source and resume else None)
     if source is not None and resume:
         reader_cls = reader_for(source.harness)
@@ -435,6 +441,12 @@ def _import_once(
             "skipped",
             "not a session file (format not recognised)" + _encoding_hint(p),
         )
+        broken = problem(p) if document else None
+        if broken:  # issue 42: a truncated or invalid legacy chat names where it breaks
+            report.reason = (
+                f"{broken}; nothing read from it (rows imported from it before stay; "
+                "it is read again at the next import)"
+            )
         waiting = _no_complete_line(p, stat.st_size)
         if waiting:  # a session a harness has just started: not an error, imported later
             report.reason, report.waiting = waiting, True
@@ -454,6 +466,7 @@ def _import_once(
             key_path,  # new, or now another session
             joins=reader.continues_session,
             name=reader.file_name(key_path),
+            siblings=reader.sibling_paths,
         )
     if store.is_forgotten(key):  # issue 41: `continuity forget` keeps it from coming back
         report.status, report.harness, report.session_key = "skipped", reader.harness, key
@@ -462,8 +475,15 @@ def _import_once(
         if progress:
             progress(stat.st_size)
         return
-    job = _FileImport(store, p, reader, key, report, state if resume else {}, stat, prefix)
+    if document and source is not None and source.session_key == key and source.reader_state:
+        # a document re-read adds only rows it did not hold before: the open run goes on
+        earlier = orjson.loads(source.reader_state)
+        state = {k: earlier[k] for k in ("runs", "replay") if k in earlier}
+    job = _FileImport(
+        store, p, reader, key, report, state if resume or document else {}, stat, prefix
+    )
     job.claimed = source
+    job.document = document
     # a known file that was rewritten (not grown): its line positions are read again
     job.replace_positions = source is not None and not resume
     job.kept = [] if keep_rows else None
@@ -542,15 +562,23 @@ def safe_key(key: str) -> str:
 
 
 def _claim_key(
-    store: Store, key: str, path: str, *, joins: bool = False, name: str | None = None
+    store: Store,
+    key: str,
+    path: str,
+    *,
+    joins: bool = False,
+    name: str | None = None,
+    siblings: Sequence[str] = (),
 ) -> str:
     """The session key for a new source: the reader's (made safe), unless another file already
     holds it (a Claude Code subagent file shares its parent's session id): then
     ``<key>/<name>`` (``FormatReader.file_name``, default the file stem). A file that ``joins``
-    (a later page of a Codex history, issue 18) takes the key as it is."""
+    (a later page of a Codex history, issue 18), or whose session was imported from one of
+    its ``siblings`` (``FormatReader.sibling_paths``: Gemini CLI's legacy chat and its
+    migration, issue 42), takes the key as it is."""
     key = safe_key(key)
     existing = store.get_session(key)
-    if existing is None or existing.source_path in (None, path) or joins:
+    if existing is None or existing.source_path in (None, path, *siblings) or joins:
         return key
     return safe_key(f"{key}/{name or Path(path).stem}")
 
@@ -609,12 +637,20 @@ class _FileImport:
         self.lines_seen: int = state.get("lines_seen", 0)
         #: whether this import's new rows become due (``import_file(mark_due=...)``)
         self.mark_due = True
+        #: issue 42: the file is one JSON document (``formats.document``), read from its start
+        self.document = False
         self.kept_bytes = 0
 
     def run(self, start: int, start_line: int, progress: Progress | None) -> None:
         report = self.report
         with open(self.path, "rb") as fh:
-            lines = LineReader(fh, start_offset=start, start_line=start_line, keep_blank=True)
+            lines = line_source(
+                fh,
+                document=self.document,
+                records=self.reader.document_records,
+                start_offset=start,
+                start_line=start_line,
+            )
             last_offset = start
             if progress and start:  # the bytes read before count as done (the bar's total
                 progress(start)  # is every file's size)

@@ -62,8 +62,14 @@ class LineParser:
         # Rule 6 (issue 18): a line holding glued records reads each, in order; a reader may
         # read one record as several rows (``FormatReader.records``: a Gemini CLI message
         # holding its tool calls and their results, issue 42)
+        # counted once a line: a document's part (``formats.document``) can hold many records
+        braces = line.raw.count(b"[") + line.raw.count(b"{")
         for record in self.reader.records(line):
-            self._read(line if record is line.data else replace(line, data=record, more=()), digest)
+            self._read(
+                line if record is line.data else replace(line, data=record, more=()),
+                digest,
+                braces,
+            )
 
     def _issue(self, line: Line, reason: str, digest: str) -> None:
         self.issues.append(
@@ -71,8 +77,9 @@ class LineParser:
         )
         self.report.errors.append((line.number, reason))
 
-    def _read(self, line: Line, digest: str) -> None:
-        if line.raw.count(b"[") + line.raw.count(b"{") > MAX_NESTING:  # cheap pre-check
+    def _read(self, line: Line, digest: str, braces: int) -> None:
+        """Read one record of ``line`` (``braces``: the ``[`` and ``{`` its raw bytes hold)."""
+        if braces > MAX_NESTING:  # cheap pre-check
             depth = nesting_depth(line.data, MAX_NESTING)
             if depth > MAX_NESTING:
                 reason = (
@@ -92,7 +99,7 @@ class LineParser:
             return
         for problem in check_entry(entry):  # issue 16: wrong types, lone surrogates
             self.report.warnings.append((line.number, problem))
-        if line.raw.count(b"[") + line.raw.count(b"{") > 200:
+        if braces > 200:
             # orjson encodes at most 255 levels; a deeper value must still encode, or the
             # line is reported instead of failing its whole batch.
             try:

@@ -20,7 +20,8 @@ Design:
   blocks once its queue is full (each message is one batch, ``BATCH_LINES`` lines or
   ``BATCH_BYTES`` of them at most).
 - A file's messages: ``("head", stat, prefix, head, recognised)`` (what the serial import
-  reads before its first line: ``os.stat_result``, the first 64 KiB's hash, ``read_head``;
+  reads before its first line: ``os.stat_result``, the first 64 KiB's hash,
+  ``document.file_head``;
   ``recognised``: a reader detects the format, else nothing follows), or
   ``("failed", reason)`` (the importer then imports the file itself, serially, which reports
   the failure as it always did); then one ``Batch`` per batch, the last with ``final`` set.
@@ -123,8 +124,9 @@ def parse_file(path: str, batch_lines: int, batch_bytes: int) -> Iterator[tuple[
     """The messages of one file (module docstring): its head, then its batches of at most
     ``batch_lines`` lines (or ending at the line that reaches ``batch_bytes``). Reads the file
     as ``importer._import_once`` does one the store holds no progress for."""
-    from continuity.formats import LineReader, detect, read_head
+    from continuity.formats import detect
     from continuity.formats.discovery import PREFIX_BYTES, path_key, prefix_hash
+    from continuity.formats.document import file_head, is_document, line_source
     from continuity.formats.lineparse import LineParser
     from continuity.formats.reports import FileReport
 
@@ -132,7 +134,8 @@ def parse_file(path: str, batch_lines: int, batch_bytes: int) -> Iterator[tuple[
     try:
         stat = p.stat()
         prefix = prefix_hash(p, min(stat.st_size, PREFIX_BYTES))
-        head = read_head(path)
+        head = file_head(path)
+        document = is_document(path)
     except (OSError, ValueError) as exc:
         yield ("failed", str(exc))
         return
@@ -167,7 +170,7 @@ def parse_file(path: str, batch_lines: int, batch_bytes: int) -> Iterator[tuple[
         return out
 
     with open(p, "rb") as fh:
-        lines = LineReader(fh, start_offset=0, start_line=0, keep_blank=True)
+        lines = line_source(fh, document=document, records=reader.document_records)
         for line in lines:
             parser.take(line)
             if len(parser.raw) >= batch_lines or parser.batch_bytes >= batch_bytes:

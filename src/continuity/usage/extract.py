@@ -32,7 +32,11 @@ it reads, as each harness requires:
   ``cached``, ``thoughts``, ``tool``, ``total``: Gemini CLI's copy of the Gemini API's
   ``usageMetadata``), its model ``model``. Gemini CLI writes a message again under its id when
   it changes, and a resume's ``{"$set": {"messages": [...]}}`` repeats every message: the first
-  copy of each message id counts, across files.
+  copy of each message id counts, across files. A legacy one-document chat (``.json``, before
+  0.39.0) is kept as parts (``formats.document``): a part holding a message is read up to the
+  message's end (its ``,`` and the document's closing lines after it are not JSON of their
+  own), and a metadata record holding its ``messages`` (a legacy chat on one line) counts
+  each; the ``.jsonl`` Gemini CLI migrates it to repeats those ids, which count once.
 - **Qwen Code**: ``usageMetadata`` of an ``assistant`` record (``promptTokenCount``,
   ``candidatesTokenCount``, ``cachedContentTokenCount``, ``thoughtsTokenCount``,
   ``totalTokenCount``), its model ``model``; a record ``uuid`` seen before counts once.
@@ -61,6 +65,7 @@ harnesses record no usage and yield nothing.
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, replace
@@ -82,6 +87,8 @@ USAGE_HARNESSES = (
     "copilot-cli",
     "kilo",
 )
+
+_DECODER = json.JSONDecoder()
 
 _NEEDLES = {
     "claude-code": (b'"usage"',),
@@ -349,6 +356,8 @@ class UsageReader:
     ) -> Iterator[MessageUsage]:
         for record in records:
             update = _obj(record.get("$set")).get("messages")
+            if not isinstance(update, list) and "sessionId" in record:
+                update = record.get("messages")  # a legacy chat on one line
             messages = update if isinstance(update, list) else [record]
             for message in messages:
                 found = self._gemini_message(_obj(message), base)
@@ -454,8 +463,16 @@ def _codex_counts(value: Any) -> dict[str, int] | None:
 
 
 def _parse(line: bytes) -> dict[str, Any] | None:
+    """The JSON object of a raw line, else None. A line holding line feeds is a part of a
+    one-document file (``formats.document``: a message, then its ``,`` or the document's
+    end): its first value is read."""
     try:
         value = orjson.loads(line)
     except orjson.JSONDecodeError:
-        return None
+        if b"\n" not in line:
+            return None
+        try:
+            value, _ = _DECODER.raw_decode(line.decode("utf-8").lstrip())
+        except (UnicodeDecodeError, ValueError, RecursionError):
+            return None
     return value if isinstance(value, dict) else None
