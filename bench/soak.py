@@ -264,8 +264,9 @@ IDENTITY = {
     # a compaction's ts is when it was made
     "entries": "SELECT session_key, kind, role, type_name, visible, base_visible, is_request,"
     " sidechain, CASE kind WHEN 'compaction' THEN NULL ELSE ts END, cwd, sha(content),"
-    " sha(content_z), sha(meta), source_path, line_no, byte_offset,"
-    " raw_sha256, view_bytes FROM entries",
+    " sha(content_z), sha(meta), p.path, line_no, byte_offset,"
+    " raw_sha256, view_bytes FROM entries"
+    " LEFT JOIN source_paths p ON p.source_id = entries.source_id",
     "tool_calls": "SELECT session_key, call_id, call_seq, result_seq FROM tool_calls",
     "runs": "SELECT run_id, session_key, agent_id, request_seq, end_seq, status, started_at,"
     " ended_at FROM runs",

@@ -202,7 +202,7 @@ def test_cli_import_waits_for_a_concurrent_import_of_the_same_file(monkeypatch, 
     def racing(store, p, report, progress, *rest):  # type: ignore[no-untyped-def]
         if p == contested and len(tries) < 3:
             tries.append(p)
-            raise StoreConflict("UNIQUE constraint failed: entries.entry_id")
+            raise StoreConflict("UNIQUE constraint failed: entries.session_key, entries.seq")
         return real(store, p, report, progress, *rest)
 
     monkeypatch.setattr(importer, "_import_once", racing)
@@ -230,7 +230,7 @@ def test_cli_import_concurrent_failure_exits_4(monkeypatch, capsys, tmp_path):
     def racing(store, p, report, progress, *rest):  # type: ignore[no-untyped-def]
         if p == contested:
             tries.append(p)
-            raise StoreConflict("UNIQUE constraint failed: entries.entry_id")
+            raise StoreConflict("UNIQUE constraint failed: entries.session_key, entries.seq")
         return real(store, p, report, progress, *rest)
 
     monkeypatch.setattr(importer, "_import_once", racing)

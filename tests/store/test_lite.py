@@ -53,11 +53,15 @@ def test_reading_through_lite_loads_no_sqlalchemy(tmp_path: Path):
 
 def test_the_row_decoder_takes_every_entries_column():
     """``store.rows.decode_entry`` serves both read paths: it takes the table's columns, in
-    the table's order (a column added by a migration must be added there too)."""
+    the table's order (a column added by a migration must be added there too), ``source_id``
+    read as its path (revision 0030: ``schema.ENTRY_READ``, ``p.path`` in the lite select)."""
     from continuity.store import schema
     from continuity.store.lite import _ENTRY_SELECT
     from continuity.store.rows import ENTRY_WIDTH
 
     names = [c.name for c in schema.entries.columns]
-    assert len(names) == ENTRY_WIDTH == 22
-    assert [n.strip() for n in _ENTRY_SELECT.split(",")] == names
+    assert len(names) == ENTRY_WIDTH == 21
+    assert "entry_id" not in names and "source_path" not in names
+    read = [getattr(c, "name", None) for c in schema.ENTRY_READ]
+    assert read == [*names[:-1], "source_path"] and names[-1] == "source_id"
+    assert [n.strip() for n in _ENTRY_SELECT.split(",")] == [*names[:-1], "p.path"]

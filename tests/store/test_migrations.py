@@ -91,25 +91,67 @@ def test_project_sessions_uses_the_project_index(tmp_path):
     assert "USING INDEX ix_sessions_project" in details, details
 
 
-def _write_rows_as_before_0024(store, monkeypatch) -> None:
-    """Make ``store`` write rows as revisions before 0024 did: every ``entries`` column but
-    ``content_z``, each row's content as text (a test that writes rows at an older revision
-    with today's bulk writer)."""
-    from continuity.core.codec import blocks_to_json
-    from continuity.store import bulk
+#: The columns of ``entries`` before revision 0024, in table order.
+_ENTRY_COLUMNS_0023 = (
+    "session_key",
+    "seq",
+    "entry_id",
+    "native_id",
+    "parent_native_id",
+    "kind",
+    "role",
+    "type_name",
+    "visible",
+    "base_visible",
+    "is_request",
+    "sidechain",
+    "ts",
+    "cwd",
+    "content",
+    "meta",
+    "view_bytes",
+    "source_path",
+    "line_no",
+    "byte_offset",
+    "raw_sha256",
+)
 
-    old_columns = bulk.ENTRY_COLUMNS[:-1]
-    assert bulk.ENTRY_COLUMNS[-1] == "content_z"
-    content_at = old_columns.index("content")
+
+def _write_rows_as_before_0030(store, monkeypatch, *, content_z: bool = True) -> None:
+    """Make ``store`` write rows as revisions 0024 to 0029 did (``content_z``) or as those
+    before 0024 did (not ``content_z``: every row's content as text): every ``entries``
+    column of then, ``entry_id`` and ``source_path`` too, which revision 0030 dropped (a test
+    that writes rows at an older revision with today's bulk writer)."""
+    from sqlalchemy import Column, MetaData, Table
+
+    from continuity.core.codec import blocks_to_json
+    from continuity.store import bulk, schema
+
+    columns = (*_ENTRY_COLUMNS_0023, "content_z") if content_z else _ENTRY_COLUMNS_0023
+    now = {c.name: c for c in schema.entries.columns}
+    extra = {"entry_id": schema.String(300), "source_path": schema.Text()}
+    old_table = Table(
+        "entries",
+        MetaData(),
+        *[Column(name, extra[name]) if name in extra else now[name]._copy() for name in columns],
+    )
     new_row = bulk.entry_row
 
-    def old_row(key, e):  # type: ignore[no-untyped-def]
-        row = list(new_row(key, e)[:-1])
-        row[content_at] = blocks_to_json(e.blocks)
-        return tuple(row)
+    def old_row(key, e, source_id=None):  # type: ignore[no-untyped-def]
+        values = dict(zip(bulk.ENTRY_COLUMNS, new_row(key, e, source_id), strict=True))
+        if not content_z:
+            values["content"] = blocks_to_json(e.blocks)
+        values["entry_id"] = f"{key}:{e.seq}"
+        values["source_path"] = e.source.path if e.source else None
+        return tuple(values[name] for name in columns)
 
-    store._bulk.entries = bulk.BulkInsert(bulk.t.entries, old_columns, store.engine.dialect)
+    store._bulk.entries = bulk.BulkInsert(old_table, columns, store.engine.dialect)
     monkeypatch.setattr(bulk, "entry_row", old_row)
+
+
+def _write_rows_as_before_0024(store, monkeypatch) -> None:
+    """``_write_rows_as_before_0030`` as before revision 0024: no ``content_z``."""
+    _write_rows_as_before_0030(store, monkeypatch, content_z=False)
 
 
 @pytest.mark.parametrize("db_url", BACKENDS, indirect=True)
@@ -571,5 +613,150 @@ def test_revision_0028_keeps_session_secrets_and_downgrade_drops_them(db_url):
             from sqlalchemy import text
 
             assert conn.execute(text("SELECT session_key FROM sessions")).scalars().all() == ["s"]
+    finally:
+        engine.dispose()
+
+
+def _rows_0030():  # type: ignore[no-untyped-def]
+    """Rows of two sessions read from two files (one with a long content kept as a frame, one
+    row without a source), as ``test_revision_0030...`` writes them at 0028."""
+    from continuity.core.model import Entry, EntryKind, Role, SourceRef, TextBlock
+
+    def row(text, path=None, line=0):  # type: ignore[no-untyped-def]
+        src = SourceRef(path, line, line * 100, f"{line:064x}") if path else None
+        return Entry(EntryKind.MESSAGE, Role.USER, (TextBlock(text),), source=src)
+
+    return {
+        "s1": [row("pelican one", "/w/a.jsonl", 1), row("long " * 200, "/w/a.jsonl", 2)],
+        "s:2": [row("pelican two", "/w/b.jsonl", 1), row("no source"), row("x", "/w/b.jsonl", 3)],
+    }
+
+
+@pytest.mark.parametrize("db_url", BACKENDS, indirect=True)
+def test_revision_0030_derives_entry_ids_and_numbers_row_paths(db_url, monkeypatch):
+    """Revision 0030 (issue 43 goal 2): rows of two sessions from two files written at 0028
+    (one file's path numbered in ``source_paths`` by its lines, the other not) read back
+    equal after the upgrade, entry ids and source paths included; ``entry_by_id`` finds a
+    row and refuses a malformed id; the full-text index still finds the rows; the columns
+    and the id's index are gone. The downgrade writes both columns back."""
+    from alembic import command
+    from sqlalchemy import text
+
+    from continuity.core.errors import InputError
+    from continuity.core.model import Session
+    from continuity.store import SqlStore, _alembic_config, migrate
+    from continuity.store.base import RawLine
+
+    engine = create_engine(db_url)
+    migrate(engine, "0029")
+    s = SqlStore(engine, db_url)
+    _write_rows_as_before_0030(s, monkeypatch)
+    written = _rows_0030()
+    try:
+        s.put_raw_lines([RawLine("/w/a.jsonl", 1, 100, "1" * 64, b"{}")])
+        for key, rows in written.items():
+            s.upsert_session(Session(key=key, harness="claude-code"))
+            for i, e in enumerate(rows):
+                e.seq = i
+            s.append(key, rows)
+    finally:
+        s.close()
+        monkeypatch.undo()
+    with engine.begin() as conn:  # today's writer numbers every row's path: 0028's did not
+        conn.execute(text("DELETE FROM source_paths WHERE path = '/w/b.jsonl'"))
+        assert conn.execute(text("SELECT path FROM source_paths")).scalars().all() == ["/w/a.jsonl"]
+        stored = conn.execute(
+            text("SELECT entry_id, source_path FROM entries ORDER BY session_key, seq")
+        ).all()
+        assert [tuple(r) for r in stored] == [
+            ("s1:0", "/w/a.jsonl"),
+            ("s1:1", "/w/a.jsonl"),
+            ("s:2:0", "/w/b.jsonl"),
+            ("s:2:1", None),
+            ("s:2:2", "/w/b.jsonl"),
+        ]
+    engine.dispose()
+    with open_store(db_url) as store:  # upgrades to head
+        for key, rows in written.items():
+            got = store.entries(key)
+            assert got == rows
+            assert [e.entry_id for e in got] == [f"{key}:{i}" for i in range(len(rows))]
+        assert [e.source.path if e.source else None for e in store.entries("s:2")] == [
+            "/w/b.jsonl",
+            None,
+            "/w/b.jsonl",
+        ]
+        hit = store.entry_by_id("s:2:2")
+        assert hit is not None and hit.text() == "x" and hit.source == written["s:2"][2].source
+        with pytest.raises(InputError, match="'s:2:' is malformed"):
+            store.entry_by_id("s:2:")
+        found = store.search_entries(["pelican"], limit=5)
+        assert sorted((h.session_key, h.seq, h.entry.entry_id) for h in found) == [
+            ("s1", 0, "s1:0"),
+            ("s:2", 0, "s:2:0"),
+        ]
+        assert store.stored_lines("s1", "/w/a.jsonl") == {(1, f"{1:064x}"), (2, f"{2:064x}")}
+        with store.engine.connect() as conn:
+            names = {c["name"] for c in inspect(conn).get_columns("entries")}
+            assert "entry_id" not in names and "source_path" not in names
+            assert "ux_entries_entry_id" not in {
+                i["name"] for i in inspect(conn).get_indexes("entries")
+            }
+            paths = conn.execute(text("SELECT path FROM source_paths ORDER BY path")).scalars()
+            assert paths.all() == ["/w/a.jsonl", "/w/b.jsonl"]
+    engine = create_engine(db_url)
+    try:
+        with engine.begin() as conn:
+            command.downgrade(_alembic_config(conn), "0029")
+        with engine.connect() as conn:
+            back = conn.execute(
+                text("SELECT entry_id, source_path FROM entries ORDER BY session_key, seq")
+            ).all()
+            assert [tuple(r) for r in back] == [tuple(r) for r in stored]
+            index = {i["name"]: i for i in inspect(conn).get_indexes("entries")}
+            assert index["ux_entries_entry_id"]["unique"]
+            assert "source_id" not in {c["name"] for c in inspect(conn).get_columns("entries")}
+    finally:
+        engine.dispose()
+
+
+@pytest.mark.parametrize("db_url", BACKENDS, indirect=True)
+def test_revision_0030_refuses_an_entry_id_it_cannot_derive(db_url, monkeypatch):
+    """Revision 0030: a row whose stored entry id is not ``<session_key>:<seq>`` (none is
+    ever written so; an edit by hand) stops the upgrade with ``StoreError`` naming it, and the
+    database stays at 0028 with the id kept (nothing is lost)."""
+    from sqlalchemy import text
+
+    from continuity.core.errors import StoreError
+    from continuity.core.model import Session
+    from continuity.store import SqlStore, migrate
+
+    engine = create_engine(db_url)
+    migrate(engine, "0029")
+    s = SqlStore(engine, db_url)
+    _write_rows_as_before_0030(s, monkeypatch)
+    try:
+        s.upsert_session(Session(key="s1", harness="pi"))
+        rows = _rows_0030()["s1"]
+        for i, e in enumerate(rows):
+            e.seq = i
+        s.append("s1", rows)
+    finally:
+        s.close()
+        monkeypatch.undo()
+    with engine.begin() as conn:
+        conn.execute(text("UPDATE entries SET entry_id = 'mine' WHERE seq = 1"))
+    engine.dispose()
+    with (
+        pytest.raises(StoreError, match=r"1 row\(s\) .* session 's1' seq 1 holds 'mine'"),
+        open_store(db_url),
+    ):
+        pass
+    engine = create_engine(db_url)
+    try:
+        assert current_revision(engine) == "0029"
+        with engine.connect() as conn:
+            ids = conn.execute(text("SELECT entry_id FROM entries ORDER BY seq")).scalars().all()
+            assert ids == ["s1:0", "mine"]
     finally:
         engine.dispose()

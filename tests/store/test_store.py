@@ -6,7 +6,7 @@ from datetime import UTC
 
 import pytest
 
-from continuity.core.errors import StoreConflict
+from continuity.core.errors import InputError, StoreConflict
 from continuity.core.model import (
     Entry,
     EntryKind,
@@ -47,6 +47,83 @@ def test_store_append_assigns_entry_ids_and_counts(store):
     assert rows[1].tool_calls()[0].arguments == {"path": "a.py"}
     assert rows[2].tool_results()[0].text == "ok c1"
     assert store.get_session(key).entry_count == 3
+
+
+def test_store_entry_ids_are_derived_and_found_by_the_primary_key(store):
+    """Revision 0030 (issue 43 goal 2): no entry id is stored. Every read gives
+    ``<session_key>:<seq>`` (a key holding colons too), an id given on append is replaced by
+    it, and ``entry_by_id`` finds the row by the key and seq the id's last colon splits."""
+    load(store, [U("one"), A(text="two")], key="a:b")
+    given = U("three")
+    given.entry_id = "something-else"
+    load(store, [given], key="a:b")
+    assert given.entry_id == "a:b:2"
+    rows = store.entries("a:b")
+    assert [r.entry_id for r in rows] == ["a:b:0", "a:b:1", "a:b:2"]
+    assert [r.entry_id for r in store.entries_by_seq("a:b", [2, 0])] == ["a:b:0", "a:b:2"]
+    found = store.entry_by_id("a:b:1")
+    assert found is not None and (found.seq, found.text(), found.entry_id) == (1, "two", "a:b:1")
+    assert found == rows[1]
+    assert store.entry_by_id("a:b:3") is None and store.entry_by_id("a:9") is None
+
+
+@pytest.mark.parametrize("bad", ["", "k", "k:", ":3", "k:-1", "k:1.0", "k:07", "k:x", "k:٣"])
+def test_store_entry_by_id_refuses_a_malformed_id(store, bad):
+    """An id that is not ``<key>:<seq>`` as the store writes it is an ``InputError`` naming
+    it, on every read path (never a lookup of some other row)."""
+    load(store, [U("one")], key="k")
+    with pytest.raises(
+        InputError, match=r"entry id .* is malformed: an entry id is <session key>:<seq>"
+    ):
+        store.entry_by_id(bad)
+
+
+def test_store_row_source_path_reads_back_per_file(store):
+    """Revision 0030: a row's source path is stored by number (``source_paths``) and reads
+    back as written on every read path: two files, rows without a source, a path with NUL
+    (stored by the NUL rule, as before), and ``stored_lines`` by path."""
+    rows = [
+        Entry(
+            EntryKind.MESSAGE,
+            Role.USER,
+            (TextBlock("a"),),
+            source=SourceRef("/p/a.jsonl", 1, 0, "a" * 64),
+        ),
+        Entry(
+            EntryKind.MESSAGE,
+            Role.USER,
+            (TextBlock("b"),),
+            source=SourceRef("/p/b.jsonl", 4, 90, "b" * 64),
+        ),
+        Entry(EntryKind.MESSAGE, Role.USER, (TextBlock("c"),)),
+        Entry(
+            EntryKind.MESSAGE,
+            Role.USER,
+            (TextBlock("d"),),
+            source=SourceRef("/p/a.jsonl", 2, 10, "c" * 64),
+        ),
+        Entry(
+            EntryKind.MESSAGE,
+            Role.USER,
+            (TextBlock("e"),),
+            source=SourceRef("/p/n\x00l", 1, 0, "d" * 64),
+        ),
+    ]
+    key = load(store, rows)
+    got = store.entries(key)
+    assert [r.source for r in got] == [
+        SourceRef("/p/a.jsonl", 1, 0, "a" * 64),
+        SourceRef("/p/b.jsonl", 4, 90, "b" * 64),
+        None,
+        SourceRef("/p/a.jsonl", 2, 10, "c" * 64),
+        SourceRef("/p/n\ufffdl", 1, 0, "d" * 64),
+    ]
+    assert store.entry_by_id(f"{key}:1").source == got[1].source
+    assert store.latest_compaction(key) is None
+    assert store.stored_lines(key, "/p/a.jsonl") == {(1, "a" * 64), (2, "c" * 64)}
+    assert store.stored_lines(key, "/p/b.jsonl") == {(4, "b" * 64)}
+    assert store.stored_lines(key, "/p/none.jsonl") == set()
+    assert store.stored_lines("other", "/p/a.jsonl") == set()
 
 
 def test_store_append_rejects_seq_gap(store):

@@ -162,8 +162,9 @@ class Entry:
     """One row of a session log.
 
     ``seq`` is assigned by the store on append (session-local, 0-based, append order).
-    ``entry_id`` is our stable id (``<session_key>:<seq>`` unless the harness gives a native id,
-    which then is ``native_id``). ``visible`` says whether the row belongs to the main
+    ``entry_id`` is our stable id, always ``<session_key>:<seq>`` (set by the store on append
+    and derived from the key and seq at read, never stored: revision 0030); a harness's own
+    id is ``native_id``. ``visible`` says whether the row belongs to the main
     conversation (sidechains, progress, unknown lines and rows off a pi leaf path are not).
     ``is_request`` marks a request a person typed: it opens a run. ``run_end`` is a reader's
     hint that this row ends the current run with that status (Codex ``task_complete``, pi

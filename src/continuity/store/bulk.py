@@ -44,7 +44,6 @@ def _chunks(items: Sequence[Any], size: int = _CHUNK) -> Iterable[Sequence[Any]]
 ENTRY_COLUMNS = (
     "session_key",
     "seq",
-    "entry_id",
     "native_id",
     "parent_native_id",
     "kind",
@@ -59,11 +58,11 @@ ENTRY_COLUMNS = (
     "content",
     "meta",
     "view_bytes",
-    "source_path",
     "line_no",
     "byte_offset",
     "raw_sha256",
     "content_z",
+    "source_id",
 )
 
 
@@ -173,11 +172,13 @@ def source_ids(conn: Connection, paths: Iterable[str], *, create: bool) -> dict[
     return {p: found[s] for p, s in stored.items() if s in found}
 
 
-def entry_row(session_key: str, e: Entry) -> tuple[Any, ...]:
-    """The ``entries`` values of ``e`` in ``ENTRY_COLUMNS`` order (``seq`` and ``entry_id``
-    already set): content as stored JSON (issue 43: a long one as a zstd frame in
-    ``content_z``, ``content`` then empty), ``meta`` the compaction and run-end hint as JSON,
-    ``view_bytes`` the UTF-8 size of the row as a view message."""
+def entry_row(session_key: str, e: Entry, source_id: int | None = None) -> tuple[Any, ...]:
+    """The ``entries`` values of ``e`` in ``ENTRY_COLUMNS`` order (``seq`` already set):
+    content as stored JSON (issue 43: a long one as a zstd frame in ``content_z``, ``content``
+    then empty), ``meta`` the compaction and run-end hint as JSON, ``view_bytes`` the UTF-8
+    size of the row as a view message, ``source_id`` the number ``source_paths`` gives the
+    row's source path (revision 0030; None: no source). No entry id: it is derived
+    (``store.rows.entry_id_of``)."""
     meta_dict: dict[str, Any] = {}
     if e.compaction is not None:
         c = e.compaction
@@ -199,7 +200,6 @@ def entry_row(session_key: str, e: Entry) -> tuple[Any, ...]:
     return (
         session_key,
         e.seq,
-        e.entry_id,
         e.native_id,
         e.parent_native_id,
         e.kind.value,
@@ -214,11 +214,11 @@ def entry_row(session_key: str, e: Entry) -> tuple[Any, ...]:
         "" if content_z is not None else content,
         meta,
         message_bytes(e.seq, role, e.blocks, stored_json=content),
-        src.path if src else None,
         src.line if src else None,
         src.offset if src else None,
         src.raw_sha256 if src else None,
         content_z,
+        source_id,
     )
 
 
@@ -356,9 +356,14 @@ class BulkWriter:
 
     def put_entries(self, conn: Connection, session_key: str, entries: Sequence[Entry]) -> None:
         """Insert the rows, their media payloads (by SHA-256, idempotent) and their tool-call
-        index, and their full-text index rows (``store.search``, issue 19). A row whose
-        (session, seq) or entry id exists raises ``IntegrityError``."""
-        self.entries.run(conn, [entry_row(session_key, e) for e in entries])
+        index, and their full-text index rows (``store.search``, issue 19). Each row's source
+        path is stored as its ``source_paths`` number (revision 0030; a path not numbered yet
+        is added). A row whose (session, seq) exists raises ``IntegrityError``."""
+        ids = source_ids(conn, {e.source.path for e in entries if e.source}, create=True)
+        self.entries.run(
+            conn,
+            [entry_row(session_key, e, ids[e.source.path] if e.source else None) for e in entries],
+        )
         self.search.put(conn, session_key, entries)
         media = {
             digest: (digest, data) for e in entries for digest, data in (e.payloads or {}).items()

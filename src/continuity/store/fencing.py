@@ -183,8 +183,8 @@ class FencingStoreMixin:
         """Append ``entries`` at the end of the session's log if ``token`` is the session's
         newest fencing token, checked in the same transaction as the write.
 
-        Each entry gets ``seq`` = the session's entry count + its index and, when empty, the
-        ``entry_id`` ``<session_key>:<seq>``. A continuation compaction whose
+        Each entry gets ``seq`` = the session's entry count + its index and the ``entry_id``
+        ``<session_key>:<seq>`` (revision 0030: derived, never stored). A continuation compaction whose
         ``first_kept_entry_id`` is None is made self-retaining: it points at its own entry id
         (seed 002: pi normalises the retained pointer to the entry's own id). Returns the
         entries as written. Raises ``FencedWrite`` for a stale token (nothing is written) and
@@ -200,7 +200,7 @@ class FencingStoreMixin:
                 raise ValueError(f"unknown session {session_key!r}: upsert it first")
             for i, entry in enumerate(entries):
                 entry.seq = count + i
-                entry.entry_id = entry.entry_id or f"{session_key}:{entry.seq}"
+                entry.entry_id = f"{session_key}:{entry.seq}"
                 info = entry.compaction
                 if info is not None and info.continuation and info.first_kept_entry_id is None:
                     entry.compaction = replace(info, first_kept_entry_id=entry.entry_id)

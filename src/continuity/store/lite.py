@@ -45,20 +45,23 @@ from continuity.core.model import (
     ToolCallIndex,
 )
 from continuity.store.base import RowMeta, SourceState
-from continuity.store.rows import decode_entry, stored_time
+from continuity.store.rows import decode_entry, parse_entry_id, stored_time
 
 if TYPE_CHECKING:
     from continuity.store.sql import SqlStore
 
 #: The schema revision these queries read (``store.HEAD_REVISION`` when written; a test keeps
 #: them equal, so a new revision reviews this module).
-READ_REVISION = "0029"
-#: Columns of ``entries`` as ``store.bulk.ENTRY_COLUMNS`` lists them.
+READ_REVISION = "0030"
+#: Columns of ``entries`` as ``store.bulk.ENTRY_COLUMNS`` lists them, ``source_id`` read as
+#: its path (``schema.ENTRY_READ``; revision 0030), from ``_ENTRY_FROM``.
 _ENTRY_SELECT = (
-    "session_key, seq, entry_id, native_id, parent_native_id, kind, role, type_name, "
+    "session_key, seq, native_id, parent_native_id, kind, role, type_name, "
     "visible, base_visible, is_request, sidechain, ts, cwd, content, meta, view_bytes, "
-    "source_path, line_no, byte_offset, raw_sha256, content_z"
+    "line_no, byte_offset, raw_sha256, content_z, p.path"
 )
+#: The rows with their source paths (``schema.entries_with_paths``).
+_ENTRY_FROM = "entries LEFT OUTER JOIN source_paths p ON p.source_id = entries.source_id"
 _SESSION_SELECT = (
     "SELECT s.session_key, s.agent_id, s.harness, s.project, s.source_path, s.title, "
     "s.started_at, s.ended_at, s.entry_count, s.forked_from, src.gone_at "
@@ -133,7 +136,7 @@ def _session(r: Sequence[Any]) -> Session:
 
 
 def _entry(r: Sequence[Any]) -> Entry:
-    """A row of ``_ENTRY_SELECT`` (the ``entries`` columns in table order)."""
+    """A row of ``_ENTRY_SELECT`` (``schema.ENTRY_READ``'s columns)."""
     return decode_entry(r)
 
 
@@ -523,7 +526,7 @@ class LiteStore:
             return full.entries(
                 session_key, after_seq=after_seq, limit=limit, visible_only=visible_only
             )
-        sql = f"SELECT {_ENTRY_SELECT} FROM entries WHERE session_key = ? AND seq > ?"
+        sql = f"SELECT {_ENTRY_SELECT} FROM {_ENTRY_FROM} WHERE session_key = ? AND seq > ?"
         if visible_only:
             sql += " AND visible = 1"
         rows = self._rows(sql + " ORDER BY seq LIMIT ?", (_nf(session_key), after_seq, limit))
@@ -538,7 +541,7 @@ class LiteStore:
         for i in range(0, len(wanted), _CHUNK):
             part = wanted[i : i + _CHUNK]
             marks = ", ".join("?" * len(part))
-            sql = f"SELECT {_ENTRY_SELECT} FROM entries WHERE session_key = ? AND seq IN ({marks})"
+            sql = f"SELECT {_ENTRY_SELECT} FROM {_ENTRY_FROM} WHERE session_key = ? AND seq IN ({marks})"
             out.extend(_entry(r) for r in self._rows(sql, [_nf(session_key), *part]))
         out.sort(key=lambda e: e.seq)
         return out
@@ -584,10 +587,20 @@ class LiteStore:
         if (full := self._through()) is not None:
             return full.latest_compaction(session_key)
         sql = (
-            f"SELECT {_ENTRY_SELECT} FROM entries WHERE session_key = ? AND kind = ? "
+            f"SELECT {_ENTRY_SELECT} FROM {_ENTRY_FROM} WHERE session_key = ? AND kind = ? "
             "AND visible = 1 ORDER BY seq DESC LIMIT 1"
         )
         rows = self._rows(sql, (_nf(session_key), EntryKind.COMPACTION.value))
+        return _entry(rows[0]) if rows else None
+
+    def entry_by_id(self, entry_id: str) -> Entry | None:
+        """The row whose entry id is ``entry_id`` (``SqlStore.entry_by_id``: by the primary
+        key), or None. Raises ``InputError`` for a malformed id."""
+        key, seq = parse_entry_id(entry_id)
+        if (full := self._through()) is not None:
+            return full.entry_by_id(entry_id)
+        sql = f"SELECT {_ENTRY_SELECT} FROM {_ENTRY_FROM} WHERE session_key = ? AND seq = ?"
+        rows = self._rows(sql, (_nf(key), seq))
         return _entry(rows[0]) if rows else None
 
     def tool_calls(self, session_key: str, call_ids: Iterable[str]) -> dict[str, ToolCallIndex]:

@@ -4,6 +4,11 @@ goal 3), so the two cannot drift apart (the store conformance suite runs every r
 
 Standard library and ``orjson`` only; ``zstandard`` (``store.rawcodec``) is imported for a
 row whose long content is kept as a zstd frame (revision 0024).
+
+Revision 0030 (issue 43 goal 2): a row's entry id is not stored. It is always
+``<session_key>:<seq>`` (``entry_id_of``), derived here from the row's key; a lookup by entry id
+is one by the primary key (``parse_entry_id``). The row's source path is read through
+``source_paths`` (both read paths join it), so the decoder gets the path's text as before.
 """
 
 from __future__ import annotations
@@ -15,6 +20,7 @@ from typing import Any
 import orjson
 
 from continuity.core.codec import blocks_from_json
+from continuity.core.errors import InputError
 from continuity.core.model import CompactionInfo, Entry, EntryKind, Role, RunStatus, SourceRef
 from continuity.core.when import usable_time
 
@@ -33,18 +39,41 @@ def stored_time(value: Any) -> datetime | None:
     return usable_time(value)
 
 
+def entry_id_of(session_key: str, seq: int) -> str:
+    """The entry id of row ``seq`` of session ``session_key``: ``<session_key>:<seq>`` (revision
+    0030: derived, never stored; a key may hold colons, the seq never does, so the last colon
+    splits it back: ``parse_entry_id``)."""
+    return f"{session_key}:{seq}"
+
+
+def parse_entry_id(entry_id: str) -> tuple[str, int]:
+    """``(session_key, seq)`` of an entry id (``entry_id_of``), split at its last colon.
+    Raises ``InputError`` naming the id for one that is not a non-empty key, a colon and a
+    seq as ``entry_id_of`` writes it (decimal, from 0, no leading zero: ``"k:-1"``,
+    ``"k:1.0"``, ``"k:07"``, ``":3"`` and ``"k"`` are no row's id)."""
+    key, colon, seq = entry_id.rpartition(":")
+    if not (colon and key and seq.isascii() and seq.isdigit() and str(int(seq)) == seq):
+        raise InputError(
+            f"entry id {entry_id!r} is malformed: an entry id is <session key>:<seq> "
+            "(the session's key, a colon, the row's number from 0)"
+        )
+    return key, int(seq)
+
+
 def decode_entry(values: Sequence[Any]) -> Entry:
-    """The ``Entry`` of the 22 ``entries`` columns in table order (``session_key, seq,
-    entry_id, native_id, parent_native_id, kind, role, type_name, visible, base_visible,
-    is_request, sidechain, ts, cwd, content, meta_json, view_bytes, source_path, line_no,
-    byte_offset, raw_sha256, content_z``), read by position (issue 17: a named attribute costs
-    about as much as the rest of the decode). ``raw_sha256`` is hex (SQLAlchemy's read, through
+    """The ``Entry`` of the 21 columns ``schema.ENTRY_READ`` names (``session_key, seq,
+    native_id, parent_native_id, kind, role, type_name, visible, base_visible, is_request,
+    sidechain, ts, cwd, content, meta_json, view_bytes, line_no, byte_offset, raw_sha256,
+    content_z, source_path``: ``entries``' columns in table order, its ``source_id`` read as
+    the path ``source_paths`` numbers), read by position (issue 17: a named attribute costs
+    about as much as the rest of the decode). ``entry_id`` is ``entry_id_of(session_key,
+    seq)`` (revision 0030). ``raw_sha256`` is hex (SQLAlchemy's read, through
     ``schema.Sha256``) or the stored 32 bytes (``sqlite3``'s, ``store.lite``), given as hex
-    either way. Raises ``ValueError`` for a kind or role no ``EntryKind``/``Role`` has."""
+    either way (revision 0029). Raises ``ValueError`` for a kind or role no ``EntryKind``/``Role``
+    has."""
     (
-        _key,
+        key,
         seq,
-        entry_id,
         native_id,
         parent_native_id,
         kind,
@@ -59,11 +88,11 @@ def decode_entry(values: Sequence[Any]) -> Entry:
         content,
         meta_json,
         _view_bytes,
-        source_path,
         line_no,
         byte_offset,
         raw_sha256,
         content_z,
+        source_path,
     ) = values
     if content_z is not None:  # revision 0024: a long content kept as a zstd frame
         from continuity.store.rawcodec import decode_text
@@ -105,11 +134,19 @@ def decode_entry(values: Sequence[Any]) -> Entry:
         cwd=cwd,
         run_end=run_end,
         seq=seq,
-        entry_id=entry_id,
+        entry_id=f"{key}:{seq}",
     )
 
 
 #: How many columns ``decode_entry`` takes (``tests/store/test_lite.py`` holds it to the table).
-ENTRY_WIDTH = 22
+ENTRY_WIDTH = 21
 
-__all__ = ["ENTRY_WIDTH", "KINDS", "ROLES", "decode_entry", "stored_time"]
+__all__ = [
+    "ENTRY_WIDTH",
+    "KINDS",
+    "ROLES",
+    "decode_entry",
+    "entry_id_of",
+    "parse_entry_id",
+    "stored_time",
+]

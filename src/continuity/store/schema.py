@@ -111,7 +111,7 @@ entries = Table(
     metadata,
     Column("session_key", String(200), primary_key=True),
     Column("seq", Integer, primary_key=True, autoincrement=False),
-    Column("entry_id", String(300), nullable=False),
+    # revision 0030: no entry_id column (it is always "<session_key>:<seq>", store.rows)
     Column("native_id", String(200)),
     Column("parent_native_id", String(200)),
     Column("kind", String(20), nullable=False),
@@ -126,15 +126,16 @@ entries = Table(
     Column("content", Text, nullable=False),
     Column("meta", Text),
     Column("view_bytes", Integer, nullable=False),
-    Column("source_path", Text),
     Column("line_no", Integer),
     Column("byte_offset", Integer),
     Column("raw_sha256", Sha256),  # revision 0029: 32 bytes, was 64 hex characters
     # revision 0024 (issue 43): a row's content JSON as a zstd frame where that pays
     # (``store.rawcodec.encode_text``); ``content`` is then empty
     Column("content_z", LargeBinary),
+    # revision 0030 (issue 43 goal 2): the row's source file as ``source_paths.source_id``
+    # (NULL: no source), where its path's text was on every row
+    Column("source_id", Integer),
 )
-Index("ux_entries_entry_id", entries.c.entry_id, unique=True)
 Index("ix_entries_native", entries.c.session_key, entries.c.native_id)
 Index("ix_entries_kind", entries.c.session_key, entries.c.kind, entries.c.seq)
 
@@ -241,6 +242,23 @@ source_lines = Table(
     Column("raw_sha256", Sha256, nullable=False),  # revision 0029: 32 bytes
     sqlite_with_rowid=False,
 )
+
+#: What a read of ``entries`` selects (revision 0030), in ``store.rows.decode_entry``'s
+#: order: the table's columns with ``source_id`` given as its path (``source_paths.path``,
+#: labelled ``source_path``); select them from ``entries_with_paths(...)``.
+ENTRY_READ: tuple[Any, ...] = tuple(
+    source_paths.c.path.label("source_path") if c.name == "source_id" else c
+    for c in entries.columns
+)
+
+
+def entries_with_paths(from_: Any = None) -> Any:
+    """``from_`` (default: ``entries``; a join that holds ``entries``) left-joined to
+    ``source_paths`` by the row's ``source_id``, for a select of ``ENTRY_READ``."""
+    return (entries if from_ is None else from_).outerjoin(
+        source_paths, source_paths.c.source_id == entries.c.source_id
+    )
+
 
 #: revision 0025 (issue 43 goal 3, issue 44): each session's redacted title line, kept with
 #: what it was computed from (``store.titles``); a cache, computed again when lost.

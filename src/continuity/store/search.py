@@ -390,11 +390,13 @@ class EntrySearchMixin(SqlParts):
                 {
                     r.search_id: self._entry(r, 1)
                     for r in conn.execute(
-                        select(_ROWS.c.search_id, t.entries).select_from(
-                            self._joined(
-                                ids.join(_ROWS, _ROWS.c.search_id == ids.c.value),
-                                _ROWS.c.session_key,
-                                _ROWS.c.seq,
+                        select(_ROWS.c.search_id, *t.ENTRY_READ).select_from(
+                            t.entries_with_paths(
+                                self._joined(
+                                    ids.join(_ROWS, _ROWS.c.search_id == ids.c.value),
+                                    _ROWS.c.session_key,
+                                    _ROWS.c.seq,
+                                )
                             )
                         ),
                         {"ids": orjson.dumps(best).decode()},
@@ -412,12 +414,14 @@ class EntrySearchMixin(SqlParts):
         rank = func.bm25(literal_column(FTS_TABLE))
         match = " OR ".join(fts.fts5_phrase(term) for term in terms)
         stmt = (
-            select(t.entries, rank.label("score"))
+            select(*t.ENTRY_READ, rank.label("score"))
             .select_from(
-                self._joined(
-                    fts_t.join(_ROWS, _ROWS.c.search_id == fts_t.c.rowid),
-                    _ROWS.c.session_key,
-                    _ROWS.c.seq,
+                t.entries_with_paths(
+                    self._joined(
+                        fts_t.join(_ROWS, _ROWS.c.search_id == fts_t.c.rowid),
+                        _ROWS.c.session_key,
+                        _ROWS.c.seq,
+                    )
                 )
             )
             .where(text(f"{FTS_TABLE} MATCH :q").bindparams(q=match), *cond)
@@ -452,8 +456,10 @@ class EntrySearchMixin(SqlParts):
             )
             return [EntryHit(r.session_key, r.seq, float(r.score)) for r in conn.execute(stmt)]
         stmt = (
-            select(t.entries, rank.label("score"))
-            .select_from(self._joined(_PG_FTS, _PG_FTS.c.session_key, _PG_FTS.c.seq))
+            select(*t.ENTRY_READ, rank.label("score"))
+            .select_from(
+                t.entries_with_paths(self._joined(_PG_FTS, _PG_FTS.c.session_key, _PG_FTS.c.seq))
+            )
             .where(_PG_FTS.c.doc.op("@@")(query), *cond)
             .order_by(rank.desc(), _PG_FTS.c.session_key, _PG_FTS.c.seq)
             .limit(limit)

@@ -43,7 +43,7 @@ from continuity.store.forget import ForgetStoreMixin
 from continuity.store.langgraph import LangGraphStoreMixin
 from continuity.store.lineage import LineageStoreMixin
 from continuity.store.memory import MemoryStoreMixin
-from continuity.store.rows import decode_entry
+from continuity.store.rows import ENTRY_WIDTH, decode_entry, parse_entry_id
 from continuity.store.search import EntrySearchMixin
 from continuity.store.team import TeamSyncStoreMixin
 from continuity.store.titles import TitleStoreMixin
@@ -51,12 +51,21 @@ from continuity.store.vectors import VectorStoreMixin
 
 _CHUNK = 500  # bound on IN-lists and executemany batches
 
-#: ``SqlStore._entry`` unpacks the columns of ``entries`` by position, in the order the bulk
-#: insert names them (``store.bulk.ENTRY_COLUMNS``: one list for both)
+#: ``SqlStore._entry`` unpacks the columns of ``entries`` by position: the table's, in the
+#: order the bulk insert names them (``store.bulk.ENTRY_COLUMNS``: one list for both), read
+#: as ``schema.ENTRY_READ`` (``source_id`` as its path)
 _ENTRY_COLUMNS = ENTRY_COLUMNS
-_ENTRY_WIDTH = len(_ENTRY_COLUMNS)
+_ENTRY_WIDTH = len(t.ENTRY_READ)
 if tuple(c.name for c in t.entries.columns) != _ENTRY_COLUMNS:  # pragma: no cover
     raise RuntimeError("store.sql._ENTRY_COLUMNS no longer matches schema.entries")
+if _ENTRY_WIDTH != ENTRY_WIDTH:  # pragma: no cover
+    raise RuntimeError("schema.ENTRY_READ no longer matches store.rows.decode_entry")
+
+
+def _entries_select() -> Any:
+    """A select of the rows as ``SqlStore._entry`` decodes them (``schema.ENTRY_READ`` from
+    ``entries`` joined to ``source_paths``); the caller adds its ``where``."""
+    return select(*t.ENTRY_READ).select_from(t.entries_with_paths())
 
 
 def _utc(value: datetime | None) -> datetime | None:
@@ -129,7 +138,7 @@ def _entries_after(visible_only: bool) -> Any:
     cond = [c.session_key == bindparam("b_key"), c.seq > bindparam("b_after")]
     if visible_only:
         cond.append(c.visible.is_(True))
-    return select(t.entries).where(and_(*cond)).order_by(c.seq).limit(bindparam("b_limit"))
+    return _entries_select().where(and_(*cond)).order_by(c.seq).limit(bindparam("b_limit"))
 
 
 @cache
@@ -392,9 +401,8 @@ class SqlStore(
                         f"seq {entry.seq} breaks the log of {session_key!r} "
                         f"(expected {count + i}): another writer appended"
                     )
-            for entry in entries:
-                if not entry.entry_id:
-                    entry.entry_id = f"{session_key}:{entry.seq}"
+            for entry in entries:  # revision 0030: derived, not stored (store.rows.entry_id_of)
+                entry.entry_id = f"{session_key}:{entry.seq}"
             self._bulk.put_entries(conn, session_key, entries)
             conn.execute(
                 _session_update(),
@@ -403,8 +411,8 @@ class SqlStore(
 
     @staticmethod
     def _entry(row: Any, offset: int = 0) -> Entry:
-        """The ``Entry`` of a result row whose columns ``offset ..`` are ``entries``'s, in table
-        order (``select(t.entries)``, after ``offset`` other columns). Issue 17: read by
+        """The ``Entry`` of a result row whose columns ``offset ..`` are ``schema.ENTRY_READ``
+        (``select(*t.ENTRY_READ)``, after ``offset`` other columns). Issue 17: read by
         position, not by name (a named ``Row`` attribute costs about as much as the rest of
         the decode), and the enums by dict."""
         return decode_entry(row[offset : offset + _ENTRY_WIDTH])
@@ -430,7 +438,7 @@ class SqlStore(
         out: list[Entry] = []
         with self._conn() as conn:
             for part in _chunks(wanted):
-                stmt = select(t.entries).where(
+                stmt = _entries_select().where(
                     and_(t.entries.c.session_key == session_key, t.entries.c.seq.in_(part))
                 )
                 out.extend(self._entry(r) for r in conn.execute(stmt))
@@ -471,7 +479,7 @@ class SqlStore(
         """The newest visible compaction row of the session, by seq (never by parent chain)."""
         c = t.entries.c
         stmt = (
-            select(t.entries)
+            _entries_select()
             .where(
                 and_(
                     c.session_key == session_key,
@@ -482,6 +490,17 @@ class SqlStore(
             .order_by(c.seq.desc())
             .limit(1)
         )
+        with self._conn() as conn:
+            row = conn.execute(stmt).first()
+        return self._entry(row) if row else None
+
+    def entry_by_id(self, entry_id: str) -> Entry | None:
+        """The row whose entry id is ``entry_id`` (``<session_key>:<seq>``, revision 0030: read
+        by the primary key, no id is stored), or None when there is none. Raises
+        ``InputError`` for a malformed id (``store.rows.parse_entry_id``)."""
+        key, seq = parse_entry_id(entry_id)
+        c = t.entries.c
+        stmt = _entries_select().where(and_(c.session_key == key, c.seq == seq))
         with self._conn() as conn:
             row = conn.execute(stmt).first()
         return self._entry(row) if row else None
@@ -788,8 +807,9 @@ class SqlStore(
         the file already stored as rows, by number and bytes (the importer's duplicate check
         when it reads lines of a file again: rewritten, or truncated and then restored)."""
         c = t.entries.c
+        number = select(t.source_paths.c.source_id).where(t.source_paths.c.path == path)
         stmt = select(c.line_no, c.raw_sha256).where(
-            and_(c.session_key == session_key, c.source_path == path)
+            and_(c.session_key == session_key, c.source_id == number.scalar_subquery())
         )
         with self._conn() as conn:
             return {(r[0], r[1]) for r in conn.execute(stmt)}

@@ -79,7 +79,13 @@ class VectorStoreMixin(SqlParts):
             if not sessions:
                 return []
             cond.append(e.session_key.in_(sorted(sessions)))
-        stmt = select(t.entries).where(*cond).order_by(e.session_key, e.seq).limit(max(0, limit))
+        stmt = (
+            select(*t.ENTRY_READ)
+            .select_from(t.entries_with_paths())
+            .where(*cond)
+            .order_by(e.session_key, e.seq)
+            .limit(max(0, limit))
+        )
         with self._conn() as conn:
             return [(r.session_key, r.seq, self._entry(r)) for r in conn.execute(stmt)]
 
@@ -164,13 +170,15 @@ class VectorStoreMixin(SqlParts):
                 part = wanted[i : i + 500]
                 if self.dialect == "sqlite":
                     keys = func.json_each(bindparam("keys")).table_valued("value").alias("k")
-                    stmt = select(t.entries).select_from(
-                        keys.join(
-                            t.entries,
-                            and_(
-                                e.session_key == func.json_extract(keys.c.value, "$[0]"),
-                                e.seq == func.json_extract(keys.c.value, "$[1]"),
-                            ),
+                    stmt = select(*t.ENTRY_READ).select_from(
+                        t.entries_with_paths(
+                            keys.join(
+                                t.entries,
+                                and_(
+                                    e.session_key == func.json_extract(keys.c.value, "$[0]"),
+                                    e.seq == func.json_extract(keys.c.value, "$[1]"),
+                                ),
+                            )
                         )
                     )
                     result = conn.execute(
@@ -178,7 +186,9 @@ class VectorStoreMixin(SqlParts):
                     )
                 else:
                     result = conn.execute(
-                        select(t.entries).where(tuple_(e.session_key, e.seq).in_(part))
+                        select(*t.ENTRY_READ)
+                        .select_from(t.entries_with_paths())
+                        .where(tuple_(e.session_key, e.seq).in_(part))
                     )
                 for r in result:
                     out[(r.session_key, r.seq)] = self._entry(r)
