@@ -760,3 +760,51 @@ def test_revision_0030_refuses_an_entry_id_it_cannot_derive(db_url, monkeypatch)
             assert ids == ["s1:0", "mine"]
     finally:
         engine.dispose()
+
+
+def test_an_upgrade_across_a_table_rebuild_gives_the_space_back(tmp_path):
+    """Issue 43 goal 2: revisions 0029-0030 recreate tables on SQLite, which left the old
+    tables' pages free in the file (a 63.9 MB store was 86.5 MB after the upgrade). Opening a
+    store at 0028 with rows upgrades it and vacuums it: no free page is left, and the file is
+    smaller than before the upgrade."""
+    import os
+
+    from sqlalchemy import text
+
+    url = f"sqlite:///{tmp_path / 'old.db'}"
+    engine = create_engine(url)
+    from continuity.store import migrate
+
+    migrate(engine, "0028")
+    with engine.begin() as conn:
+        conn.execute(
+            text(
+                "INSERT INTO sessions (session_key, agent_id, harness, entry_count, created_at,"
+                " updated_at) VALUES ('s', 'default', 'claude-code', 0, '2026-12-07 00:00:00',"
+                " '2026-12-07 00:00:00')"
+            )
+        )
+        for seq in range(2000):
+            conn.execute(
+                text(
+                    "INSERT INTO entries (session_key, seq, entry_id, kind, role, type_name,"
+                    " visible, base_visible, is_request, sidechain, content, view_bytes,"
+                    " source_path, raw_sha256) VALUES ('s', :seq, :id, 'message', 'user',"
+                    " 'user', 1, 1, 0, 0, :content, 10, '/a/very/long/path/to/a/session.jsonl',"
+                    " :sha)"
+                ),
+                {
+                    "seq": seq,
+                    "id": f"s:{seq}",
+                    "content": f'[{{"type": "text", "text": "row {seq} {"x" * 400}"}}]',
+                    "sha": f"{seq:064x}",
+                },
+            )
+    engine.dispose()
+    before = os.path.getsize(tmp_path / "old.db")
+    with open_store(url) as store:
+        assert store.entry_by_id("s:1999") is not None
+        with store.engine.connect() as conn:
+            assert conn.exec_driver_sql("SELECT count(*) FROM entries").scalar() == 2000
+            assert conn.exec_driver_sql("PRAGMA freelist_count").scalar() == 0
+    assert os.path.getsize(tmp_path / "old.db") < before
