@@ -56,7 +56,7 @@ __all__ = [
 ]
 
 #: The newest migration; ``open_store`` upgrades any older schema to it.
-HEAD_REVISION = "0028"
+HEAD_REVISION = "0031"
 _MIGRATIONS = Path(__file__).parent / "migrations"
 
 
