@@ -68,14 +68,8 @@ def store_floor(home: Path, tmp: Path | None = None) -> dict[str, Any]:
             dst.execute(sql)
         # Read everything first: the floor times the writes, not our reads of the source.
         data = {name: src.execute(f'SELECT * FROM "{name}"').fetchall() for name in tables}
-        fts_body = (
-            src.execute(
-                "SELECT r.search_id, e.content FROM entries_fts_rows r JOIN "
-                "entries e USING (session_key, seq)"
-            ).fetchall()
-            if "entries_fts_rows" in tables
-            else []
-        )
+        # the index is keyed by the row's number (revision 0031)
+        fts_body = src.execute("SELECT entry_no, content FROM entries").fetchall()
         per_line = max(1, len(data.get("entries", ())) // BATCH_LINES or 1)
         nrows = 0
         t0 = time.perf_counter()

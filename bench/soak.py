@@ -287,7 +287,7 @@ IDENTITY = {
 #: positions: the same rows at the same places
 POSITION = {
     "entries@seq": "SELECT session_key, seq, kind, sha(content), sha(content_z) FROM entries",
-    "fts@count": "SELECT count(*) FROM entries_fts_rows",
+    "fts@count": "SELECT count(*) FROM entries_fts_docsize",  # documents indexed
 }
 
 

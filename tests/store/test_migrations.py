@@ -154,6 +154,39 @@ def _write_rows_as_before_0024(store, monkeypatch) -> None:
     _write_rows_as_before_0030(store, monkeypatch, content_z=False)
 
 
+def _index_as_before_0031(store) -> None:
+    """Make ``store`` write the search index as revisions 0014 to 0028 did (a test that writes
+    rows at an older revision with today's bulk writer): on SQLite ``entries_fts_rows``
+    numbering each row max + 1 with the FTS document under that number, on PostgreSQL
+    ``entries_fts`` keyed by (session_key, seq)."""
+    from continuity.store import fts
+    from continuity.store.search import _call_names, entry_body, entry_tools, pg_words
+
+    def put(conn, key, entries):  # type: ignore[no-untyped-def]
+        names = _call_names(entries)
+        docs = [(e.seq, fts.search_text(entry_body(e)), entry_tools(e, names)) for e in entries]
+        if store.dialect == "sqlite":
+            base = conn.exec_driver_sql(
+                "SELECT coalesce(max(search_id), 0) FROM entries_fts_rows"
+            ).scalar()
+            conn.exec_driver_sql(
+                "INSERT INTO entries_fts_rows (search_id, session_key, seq) VALUES (?, ?, ?)",
+                [(base + 1 + i, key, seq) for i, (seq, _, _) in enumerate(docs)],
+            )
+            conn.exec_driver_sql(
+                "INSERT INTO entries_fts (rowid, body, tools) VALUES (?, ?, ?)",
+                [(base + 1 + i, body, tools) for i, (_, body, tools) in enumerate(docs)],
+            )
+        else:
+            conn.exec_driver_sql(
+                "INSERT INTO entries_fts (session_key, seq, tools, doc) VALUES "
+                "(%s, %s, %s, to_tsvector('english'::regconfig, %s))",
+                [(key, seq, tools, pg_words(body)) for seq, body, tools in docs],
+            )
+
+    store._bulk.search.put = put
+
+
 @pytest.mark.parametrize("db_url", BACKENDS, indirect=True)
 def test_revision_0014_indexes_existing_entries(db_url, monkeypatch):
     """Revision 0014 (issue 19): rows stored before the entries index existed are found by
@@ -302,6 +335,7 @@ def test_revision_0019_adds_vector_tables_and_existing_rows_wait(db_url, monkeyp
     migrate(engine, "0018")
     s = SqlStore(engine, db_url)
     _write_rows_as_before_0024(s, monkeypatch)
+    _index_as_before_0031(s)
     try:
         s.upsert_session(Session(key="old", harness="pi"))
         row = U("stored before vectors existed")
@@ -650,6 +684,7 @@ def test_revision_0030_derives_entry_ids_and_numbers_row_paths(db_url, monkeypat
     engine = create_engine(db_url)
     migrate(engine, "0029")
     s = SqlStore(engine, db_url)
+    _index_as_before_0031(s)
     _write_rows_as_before_0030(s, monkeypatch)
     written = _rows_0030()
     try:
@@ -734,6 +769,7 @@ def test_revision_0030_refuses_an_entry_id_it_cannot_derive(db_url, monkeypatch)
     engine = create_engine(db_url)
     migrate(engine, "0029")
     s = SqlStore(engine, db_url)
+    _index_as_before_0031(s)
     _write_rows_as_before_0030(s, monkeypatch)
     try:
         s.upsert_session(Session(key="s1", harness="pi"))
@@ -808,3 +844,163 @@ def test_an_upgrade_across_a_table_rebuild_gives_the_space_back(tmp_path):
             assert conn.exec_driver_sql("SELECT count(*) FROM entries").scalar() == 2000
             assert conn.exec_driver_sql("PRAGMA freelist_count").scalar() == 0
     assert os.path.getsize(tmp_path / "old.db") < before
+
+
+def _fts_hits(conn, word: str) -> list[tuple[str, int]]:
+    """(session_key, seq) of the rows revision 0028's index finds for ``word`` (SQLite)."""
+    from sqlalchemy import text
+
+    return [
+        tuple(r)
+        for r in conn.execute(
+            text(
+                "SELECT r.session_key, r.seq FROM entries_fts AS f JOIN entries_fts_rows AS r "
+                "ON r.search_id = f.rowid WHERE entries_fts MATCH :w ORDER BY 1, 2"
+            ),
+            {"w": word},
+        )
+    ]
+
+
+@pytest.mark.parametrize("db_url", BACKENDS, indirect=True)
+def test_revision_0031_search_finds_the_same_rows_and_never_a_forgotten_word(db_url):
+    """Revision 0031 (issue 43 goals 1-2): rows indexed at 0030 are found by the same searches
+    after the upgrade (words, a tool name, one session), the row mapping is gone and every row
+    is numbered. On SQLite, 0028 numbered a new row max + 1 of the mapping, so after a forget
+    (the rows and their mapping deleted, the words left in the contentless index) a new session
+    took the forgotten one's number and a search for the forgotten word found it: the upgrade
+    indexes such a workspace again, and numbers never come back. The downgrade restores the
+    mapping and the rowid table of tool calls."""
+    from alembic import command
+    from sqlalchemy import text
+
+    from continuity.core.model import Session
+    from continuity.store import SqlStore, _alembic_config, migrate
+    from continuity.store.search import EntryFilter
+    from tests.builders import A, T, U, call
+
+    sqlite = db_url.startswith("sqlite")
+    engine = create_engine(db_url)
+    migrate(engine, "0030")
+    s = SqlStore(engine, db_url)
+    _index_as_before_0031(s)
+    sessions = {
+        "a": [
+            U("the pelican question"),
+            A(call("c1", "Bash", cmd="ls pelican/")),
+            T("c1", text="pelican.txt"),
+        ],
+        "b": [U("zebrafish secretword")],
+    }
+    try:
+        for key, rows in sessions.items():
+            s.upsert_session(Session(key=key, harness="codex"))
+            for i, e in enumerate(rows):
+                e.seq = i
+            s.append(key, rows)
+
+        def forget(key: str) -> None:  # as 0028 did it
+            with engine.begin() as conn:
+                fts = "entries_fts_rows" if sqlite else "entries_fts"
+                for table in (fts, "tool_calls", "entries", "sessions"):
+                    conn.execute(text(f"DELETE FROM {table} WHERE session_key = :k"), {"k": key})
+                conn.execute(
+                    text(
+                        "INSERT INTO forgotten (session_key, forgotten_at) "
+                        "VALUES (:k, CURRENT_TIMESTAMP)"
+                    ),
+                    {"k": key},
+                )
+
+        forget("b")  # its row was number 4
+        for key, words in (("c", "cherry pelican tart"), ("d", "durian")):
+            s.upsert_session(Session(key=key, harness="codex"))
+            row = U(words)
+            row.seq = 0
+            s.append(key, [row])
+        forget("d")  # number 5: the highest the index holds words of
+        if sqlite:
+            with engine.connect() as conn:
+                assert _fts_hits(conn, "secretword") == [("c", 0)]  # b's number, b's word
+                assert _fts_hits(conn, "pelican") == [("a", 0), ("a", 1), ("a", 2), ("c", 0)]
+    finally:
+        s.close()
+    with open_store(db_url) as store:  # upgrades to head
+        found = store.search_entries(["pelican"], limit=10, with_entries=False)
+        assert sorted((h.session_key, h.seq) for h in found) == [
+            ("a", 0),
+            ("a", 1),
+            ("a", 2),
+            ("c", 0),
+        ]
+        assert store.search_entries(["secretword"], limit=10) == []
+        assert store.search_entries(["zebrafish"], limit=10) == []
+        assert store.search_entries(["durian"], limit=10) == []
+        by_tool = store.search_entries(["pelican"], limit=10, filters=EntryFilter(tool="bash"))
+        assert sorted((h.session_key, h.seq) for h in by_tool) == [("a", 1), ("a", 2)]
+        one = store.search_entries(["pelican"], limit=10, filters=EntryFilter(session_key="c"))
+        assert [(h.session_key, h.seq, h.entry.blocks[0].text) for h in one] == [
+            ("c", 0, "cherry pelican tart")
+        ]
+        assert store.tool_calls_from("a", 2)[0].call_id == "c1"
+        new = U("pelican again")
+        new.seq = 1
+        store.append("c", [new])
+        assert ("c", 1) in {
+            (h.session_key, h.seq) for h in store.search_entries(["pelican"], limit=10)
+        }
+        with store.engine.connect() as conn:
+            assert not inspect(conn).has_table("entries_fts_rows")
+            numbers = conn.execute(text("SELECT entry_no FROM entries ORDER BY entry_no")).all()
+            assert len({n for (n,) in numbers}) == 5
+            if sqlite:  # the rowid itself; the new row above every number the index held
+                assert [n for (n,) in numbers] == [1, 2, 3, 4, 6]
+                assert (
+                    conn.execute(
+                        text("SELECT count(*) FROM entries WHERE rowid = entry_no")
+                    ).scalar()
+                    == 5
+                )
+                sql = conn.execute(
+                    text("SELECT sql FROM sqlite_master WHERE name = 'tool_calls'")
+                ).scalar()
+                assert "WITHOUT ROWID" in sql
+    engine = create_engine(db_url)
+    try:
+        with engine.begin() as conn:
+            command.downgrade(_alembic_config(conn), "0030")
+        with engine.connect() as conn:
+            assert "entry_no" not in {c["name"] for c in inspect(conn).get_columns("entries")}
+            if sqlite:
+                assert _fts_hits(conn, "pelican") == [
+                    ("a", 0),
+                    ("a", 1),
+                    ("a", 2),
+                    ("c", 0),
+                    ("c", 1),
+                ]
+                assert _fts_hits(conn, "secretword") == []
+                sql = conn.execute(
+                    text("SELECT sql FROM sqlite_master WHERE name = 'tool_calls'")
+                ).scalar()
+                assert "WITHOUT ROWID" not in sql
+            else:
+                rows = conn.execute(
+                    text(
+                        "SELECT session_key, seq FROM entries_fts WHERE doc @@ "
+                        "to_tsquery('english', 'pelican') ORDER BY 1, 2"
+                    )
+                ).all()
+                assert [tuple(r) for r in rows] == [
+                    ("a", 0),
+                    ("a", 1),
+                    ("a", 2),
+                    ("c", 0),
+                    ("c", 1),
+                ]
+            names = {i["name"] for i in inspect(conn).get_indexes("tool_calls")}
+            assert {"ix_tool_calls_call_seq", "ix_tool_calls_result_seq"} <= names
+    finally:
+        engine.dispose()
+    with open_store(db_url) as store:  # and up again
+        assert len(store.search_entries(["pelican"], limit=10)) == 5

@@ -171,6 +171,22 @@ def test_index_is_written_with_the_rows_in_one_transaction(store):
     assert search(store, "walrus") == []
 
 
+def test_a_forgotten_session_s_words_never_find_a_later_row(store):
+    """Issue 41 item 2, revision 0031: forgetting the newest session leaves its words in
+    SQLite's contentless index (it cannot delete them); a row stored afterwards never takes its
+    number, so a search for a forgotten word finds nothing. (Numbers were max + 1 of the rows
+    left: the new row took the forgotten one's, and "secretword" found "cherry tart".)"""
+    _session(store, "keep", [U("apple pie")])
+    _session(store, "gone", [U("zebrafish secretword")])
+    assert [h.session for h in search(store, "secretword")] == ["gone"]
+    store.forget_session("gone")
+    _session(store, "later", [U("cherry tart")])
+    assert search(store, "secretword") == []
+    assert search(store, "zebrafish") == []
+    assert [(h.session, h.seq) for h in search(store, "cherry")] == [("later", 0)]
+    assert [(h.session, h.seq) for h in search(store, "apple")] == [("keep", 0)]
+
+
 def test_snippet_window_and_spans():
     text = "x " * 200 + "the Alembic migration " + "y " * 200
     shown, spans = snippet(text, ["alembic"])

@@ -158,6 +158,37 @@ def test_store_tool_call_index_tracks_first_result(store):
     assert {p.call_id for p in store.tool_calls_from(key, 2)} == {"c1"}
 
 
+def test_store_tool_calls_from_is_every_pair_touching_the_tail(store):
+    """Revision 0031: ``tool_calls_from(key, s)`` is exactly the index rows whose call or
+    result sits at ``s`` or later, though it reads two index ranges (the answered pairs by
+    result, the rest by call): a pair on either side of ``s``, a call with no result, a result
+    with no call, and a result stored before its call."""
+    rows = [
+        U("go"),
+        A(call("c1"), call("c2")),
+        T("c1"),
+        T("x9"),  # no call
+        A(call("c3")),  # no result
+        T("c2"),
+        A(call("c4")),  # no result
+        T("c5"),  # before its call
+        A(call("c5")),
+        U("end"),
+    ]
+    key = load(store, rows)
+    index = {"c1": (1, 2), "c2": (1, 5), "x9": (-1, 3), "c3": (4, None), "c4": (6, None)}
+    index["c5"] = (8, 7)
+    for s in range(11):
+        want = {
+            cid: pair
+            for cid, pair in index.items()
+            if pair[0] >= s or (pair[1] is not None and pair[1] >= s)
+        }
+        got = store.tool_calls_from(key, s)
+        assert len(got) == len(want), s
+        assert {p.call_id: (p.call_seq, p.result_seq) for p in got} == want, s
+
+
 def test_store_orphan_result_indexed_without_call(store):
     """A result whose call never appeared is indexed with call_seq -1."""
     key = load(store, [U("go"), T("t9")])

@@ -56,7 +56,7 @@ __all__ = [
 ]
 
 #: The newest migration; ``open_store`` upgrades any older schema to it.
-HEAD_REVISION = "0030"
+HEAD_REVISION = "0031"
 _MIGRATIONS = Path(__file__).parent / "migrations"
 
 
@@ -323,9 +323,10 @@ def _migrate_to_head(engine, auto_migrate: bool) -> None:
 
 
 #: The newest revision that recreates tables on SQLite (0029: the raw line keys' columns; 0030:
-#: ``entries`` without ``entry_id`` and ``source_path``): an upgrade across it leaves the old
+#: ``entries`` without ``entry_id`` and ``source_path``; 0031: ``entries`` keyed by ``entry_no``
+#: and ``tool_calls`` without a rowid): an upgrade across it leaves the old
 #: tables' pages free in the file (a 63.9 MB store was 86.5 MB after 0030, 55.2 MB vacuumed).
-_LAST_REBUILD = "0030"
+_LAST_REBUILD = "0031"
 
 
 def _give_back_space(engine) -> None:

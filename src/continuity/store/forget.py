@@ -3,17 +3,18 @@ forgotten session and the deletion of what the workspace's reads show of it.
 
 ``forget_session`` deletes, in one transaction, the session's rows and everything read from
 them: the rows (``entries``) and their tool-call index, runs, notes, title, checkpoints,
-leases, refusal receipts, canonical transcript rows, row vectors, the search index's pointers
-to its rows, the memories whose source it is (and their vectors), its lineage nodes and
+leases, refusal receipts, canonical transcript rows, row vectors, the search index's rows
+(PostgreSQL), the memories whose source it is (and their vectors), its lineage nodes and
 thread heads, its source files' line positions, this workspace's team-sync marks of it and
 its lines of the pulled team index; then the session itself; and writes the tombstone. What
 stays, unreachable from any read: the raw line archive's bytes (``raw_lines``,
 ``raw_blocks``: content-addressed and shared, a line may belong to another session too) and,
 on SQLite, the words of the rows in the contentless full-text index (FTS5 deletes a document
-only given the exact text it indexed, which a contentless index does not keep; nothing
-points at them any more, so no search finds them). Files outside the database (the
-harness's own session file, the canonical transcript JSONL, lineage artifacts) are not
-changed.
+only given the exact text it indexed, which a contentless index does not keep). A document is
+keyed by its row's ``entries.entry_no``, which is never given to another row (revision 0031:
+``AUTOINCREMENT``), so once the rows are gone no search finds those words. Files outside the
+database (the harness's own session file, the canonical transcript JSONL, lineage artifacts)
+are not changed.
 """
 
 from __future__ import annotations
@@ -56,15 +57,13 @@ class ForgetStoreMixin(SqlParts):
             ).scalar()
             if session_path and session_path not in paths:
                 paths.append(session_path)
-            if self.dialect == "sqlite":
-                drop(
-                    "entries_fts_rows",
-                    text("DELETE FROM entries_fts_rows WHERE session_key = :k").bindparams(k=key),
-                )
-            else:
+            if self.dialect == "postgresql":  # SQLite: see the module docstring
                 drop(
                     "entries_fts",
-                    text("DELETE FROM entries_fts WHERE session_key = :k").bindparams(k=key),
+                    text(
+                        "DELETE FROM entries_fts WHERE entry_no IN "
+                        "(SELECT entry_no FROM entries WHERE session_key = :k)"
+                    ).bindparams(k=key),
                 )
             memory_ids = select(t.memories.c.memory_id).where(t.memories.c.source_id == key)
             drop(

@@ -45,14 +45,20 @@ from continuity.core.model import (
     ToolCallIndex,
 )
 from continuity.store.base import RowMeta, SourceState
-from continuity.store.rows import decode_entry, parse_entry_id, stored_time
+from continuity.store.rows import (
+    COMPACTION_ROW,
+    UNPAIRED_CALL,
+    decode_entry,
+    parse_entry_id,
+    stored_time,
+)
 
 if TYPE_CHECKING:
     from continuity.store.sql import SqlStore
 
 #: The schema revision these queries read (``store.HEAD_REVISION`` when written; a test keeps
 #: them equal, so a new revision reviews this module).
-READ_REVISION = "0030"
+READ_REVISION = "0031"
 #: Columns of ``entries`` as ``store.bulk.ENTRY_COLUMNS`` lists them, ``source_id`` read as
 #: its path (``schema.ENTRY_READ``; revision 0030), from ``_ENTRY_FROM``.
 _ENTRY_SELECT = (
@@ -586,11 +592,11 @@ class LiteStore:
         """The newest visible compaction row of the session, by seq."""
         if (full := self._through()) is not None:
             return full.latest_compaction(session_key)
-        sql = (
-            f"SELECT {_ENTRY_SELECT} FROM {_ENTRY_FROM} WHERE session_key = ? AND kind = ? "
+        sql = (  # the partial index's condition as written there (ix_entries_compaction)
+            f"SELECT {_ENTRY_SELECT} FROM {_ENTRY_FROM} WHERE session_key = ? AND {COMPACTION_ROW} "
             "AND visible = 1 ORDER BY seq DESC LIMIT 1"
         )
-        rows = self._rows(sql, (_nf(session_key), EntryKind.COMPACTION.value))
+        rows = self._rows(sql, (_nf(session_key),))
         return _entry(rows[0]) if rows else None
 
     def entry_by_id(self, entry_id: str) -> Entry | None:
@@ -623,16 +629,20 @@ class LiteStore:
         return out
 
     def tool_calls_from(self, session_key: str, seq: int) -> list[ToolCallIndex]:
-        """Index rows whose call or result sits at ``seq`` or later."""
+        """Index rows whose call or result sits at ``seq`` or later: two index range reads,
+        as ``store.sql._tool_calls_from`` (revision 0031)."""
         if (full := self._through()) is not None:
             return full.tool_calls_from(session_key, seq)
         sql = (
             "SELECT call_id, call_seq, result_seq FROM tool_calls "
-            "WHERE session_key = ? AND (call_seq >= ? OR result_seq >= ?)"
+            "WHERE session_key = ?1 AND result_seq >= ?2 UNION ALL "
+            "SELECT call_id, call_seq, result_seq FROM tool_calls "
+            f"WHERE session_key = ?1 AND call_seq >= ?2 AND ({UNPAIRED_CALL}) "
+            "AND (result_seq IS NULL OR result_seq < ?2)"
         )
         return [
             ToolCallIndex(c, cs if cs is not None else -1, rs)
-            for c, cs, rs in self._rows(sql, (_nf(session_key), seq, seq))
+            for c, cs, rs in self._rows(sql, (_nf(session_key), seq))
         ]
 
 

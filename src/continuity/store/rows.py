@@ -138,13 +138,22 @@ def decode_entry(values: Sequence[Any]) -> Entry:
     )
 
 
+#: The conditions of two partial indexes (revision 0031), stated word for word by the queries
+#: of both read paths that use them, so SQLite sees the index's own condition (``store.schema``
+#: declares the indexes with these): a session's compactions (``ix_entries_compaction``) and
+#: the tool calls not answered after them (``ix_tool_calls_unpaired``).
+COMPACTION_ROW = "kind = 'compaction'"
+UNPAIRED_CALL = "result_seq IS NULL OR result_seq < call_seq"
+
 #: How many columns ``decode_entry`` takes (``tests/store/test_lite.py`` holds it to the table).
 ENTRY_WIDTH = 21
 
 __all__ = [
+    "COMPACTION_ROW",
     "ENTRY_WIDTH",
     "KINDS",
     "ROLES",
+    "UNPAIRED_CALL",
     "decode_entry",
     "entry_id_of",
     "parse_entry_id",

@@ -17,6 +17,7 @@ from typing import Any
 
 import sqlalchemy as sa
 from sqlalchemy import (
+    BigInteger,
     Boolean,
     Column,
     DateTime,
@@ -29,6 +30,8 @@ from sqlalchemy import (
     Table,
 )
 from sqlalchemy.types import TypeDecorator
+
+from continuity.store.rows import COMPACTION_ROW, UNPAIRED_CALL
 
 
 def nul_free(value: Any) -> Any:
@@ -109,8 +112,8 @@ Index("ix_sessions_project", sessions.c.project)  # revision 0012
 entries = Table(
     "entries",
     metadata,
-    Column("session_key", String(200), primary_key=True),
-    Column("seq", Integer, primary_key=True, autoincrement=False),
+    Column("session_key", String(200), nullable=False),
+    Column("seq", Integer, nullable=False),
     # revision 0030: no entry_id column (it is always "<session_key>:<seq>", store.rows)
     Column("native_id", String(200)),
     Column("parent_native_id", String(200)),
@@ -135,10 +138,48 @@ entries = Table(
     # revision 0030 (issue 43 goal 2): the row's source file as ``source_paths.source_id``
     # (NULL: no source), where its path's text was on every row
     Column("source_id", Integer),
+    # revision 0031 (issue 43 goals 1-2): the row's number, never reused (SQLite
+    # ``AUTOINCREMENT``, a PostgreSQL sequence): on SQLite the declared alias of the table's
+    # rowid (no byte of its own, kept by ``VACUUM``), and the key of the full-text index
+    # (``store.search``) on both. Last, so a row's other columns keep their positions.
+    Column(
+        "entry_no",
+        BigInteger().with_variant(Integer(), "sqlite"),
+        primary_key=True,
+        autoincrement=True,
+    ),
+    sqlite_autoincrement=True,
 )
-Index("ix_entries_native", entries.c.session_key, entries.c.native_id)
-Index("ix_entries_kind", entries.c.session_key, entries.c.kind, entries.c.seq)
+#: revision 0031: a row by (session, seq), every read of the log (the primary key before)
+Index("ux_entries_session_seq", entries.c.session_key, entries.c.seq, unique=True)
+#: Revision 0031's partial indexes state their condition for SQLite only (``sqlite_where``):
+#: PostgreSQL has the same ones (the revision creates them), but ``postgresql_where`` here
+#: would import PostgreSQL's dialect in every process that loads this module (about 35 ms of
+#: start-up, issue 43 goal 3), and Alembic's comparison reads no condition on either backend;
+#: ``tests/store/test_index_audit.py`` checks on both that each query seeks its index.
+#:
+#: the import's look-up of a session's rows by native id (``native_seqs``); revision 0031:
+#: only rows that have one (Codex rows have none)
+Index(
+    "ix_entries_native",
+    entries.c.session_key,
+    entries.c.native_id,
+    sqlite_where=entries.c.native_id.is_not(None),
+)
+#: revision 0031: a session's newest compaction (``latest_compaction``), the one query that
+#: needs the kind; it replaced an index of every row by (session, kind, seq)
+Index(
+    "ix_entries_compaction",
+    entries.c.session_key,
+    entries.c.seq,
+    sqlite_where=sa.text(COMPACTION_ROW),
+)
 
+#: Where each tool call and its first result sit. Revision 0031: on SQLite a ``WITHOUT
+#: ROWID`` table (its key is the table: no second copy in an index), and the pairs of a tail
+#: (``tool_calls_from``: a call or result at a seq or later) found by the result's seq, plus
+#: the few calls not answered after them (no result yet, or a result written before the
+#: call) by the call's seq.
 tool_calls = Table(
     "tool_calls",
     metadata,
@@ -146,9 +187,17 @@ tool_calls = Table(
     Column("call_id", String(300), primary_key=True),
     Column("call_seq", Integer),
     Column("result_seq", Integer),
+    sqlite_with_rowid=False,
 )
-Index("ix_tool_calls_call_seq", tool_calls.c.session_key, tool_calls.c.call_seq)
+#: ``tool_calls_from``'s first half: the pairs answered at or after a seq
 Index("ix_tool_calls_result_seq", tool_calls.c.session_key, tool_calls.c.result_seq)
+#: ``tool_calls_from``'s second half (its condition is the index's, word for word)
+Index(
+    "ix_tool_calls_unpaired",
+    tool_calls.c.session_key,
+    tool_calls.c.call_seq,
+    sqlite_where=sa.text(UNPAIRED_CALL),
+)
 
 runs = Table(
     "runs",
@@ -249,6 +298,7 @@ source_lines = Table(
 ENTRY_READ: tuple[Any, ...] = tuple(
     source_paths.c.path.label("source_path") if c.name == "source_id" else c
     for c in entries.columns
+    if c.name != "entry_no"  # revision 0031: the database's number, which no ``Entry`` holds
 )
 
 

@@ -13,15 +13,18 @@ by the call's row, not by its own).
 the one place entry rows are inserted (import and live capture alike), in the same transaction
 as the rows: the index never lags the log. Revision 0014 builds it for existing workspaces.
 
-**Per dialect** (revision 0014; neither table is in ``store.schema``: they are indexes):
+**Per dialect** (revision 0014, keyed by ``entries.entry_no`` since revision 0031; neither
+table is in ``store.schema``: they are indexes):
 
-- SQLite: ``entries_fts_rows(search_id INTEGER PRIMARY KEY, session_key, seq)`` names the
-  indexed row, and the contentless FTS5 table ``entries_fts(body, tools)`` (tokenizer ``porter
-  unicode61 remove_diacritics 2``, as recall) is keyed by ``search_id``. A stable integer key
-  (not ``entries``' implicit rowid, which ``VACUUM`` may renumber); contentless, so the text is
-  not stored twice. Ranked by BM25 with the bounded window of ``fts.rank_fts5``.
-- PostgreSQL: ``entries_fts(session_key, seq, tools, doc tsvector)`` with a GIN index on
-  ``doc`` (``to_tsvector('english', body)``), ranked by ``ts_rank`` with length normalisation.
+- SQLite: the contentless FTS5 table ``entries_fts(body, tools)`` (tokenizer ``porter
+  unicode61 remove_diacritics 2``, as recall), whose rowid is the row's ``entry_no``: the
+  declared alias of ``entries``' own rowid, so the index needs no table naming its rows (an
+  implicit rowid is not: ``VACUUM`` may renumber it), and never reused (``AUTOINCREMENT``), so
+  the words a forgotten session left in the index (a contentless table cannot delete them)
+  never come to name a later row. Contentless, so the text is not stored twice. Ranked by
+  BM25 with the bounded window of ``fts.rank_fts5``.
+- PostgreSQL: ``entries_fts(entry_no, tools, doc tsvector)`` with a GIN index on ``doc``
+  (``to_tsvector('english', body)``), ranked by ``ts_rank`` with length normalisation.
 
 Queries are plain words (``transcripts.memories.query_terms``): any of them matches, a CJK run
 as the phrase of its characters; nothing in a query reaches SQL or FTS syntax.
@@ -38,7 +41,6 @@ from typing import Any
 import orjson
 from sqlalchemy import (
     Connection,
-    and_,
     bindparam,
     column,
     func,
@@ -70,10 +72,8 @@ INDEX_CHARS = 100_000
 PREFIX_FACTOR = 4
 FILTERED_PREFIX_FACTOR = 40
 FTS_TABLE = "entries_fts"
-ROWS_TABLE = "entries_fts_rows"
 
-_ROWS = table(ROWS_TABLE, column("search_id"), column("session_key"), column("seq"))
-_PG_FTS = table(FTS_TABLE, column("session_key"), column("seq"), column("tools"), column("doc"))
+_PG_FTS = table(FTS_TABLE, column("entry_no"), column("tools"), column("doc"))
 _PG_CONFIG = literal_column("'english'::regconfig")
 
 
@@ -131,57 +131,46 @@ def _call_names(entries: Sequence[Entry]) -> dict[str, str]:
 
 class SearchIndexWriter:
     """Writes the index rows of appended entries, in the caller's transaction (one dialect,
-    statements rendered once). ``put`` is the one call ``bulk.BulkWriter.put_entries`` makes."""
+    statements rendered once). ``put`` is the one call ``bulk.BulkWriter.put_entries`` makes,
+    after the rows themselves: each document is keyed by its row's ``entry_no``."""
 
     def __init__(self, dialect: Dialect) -> None:
         self.dialect = dialect.name
         mark = "?" if dialect.paramstyle == "qmark" else "%s"
+        # the rows' numbers, one range of (session_key, seq): on SQLite
+        # ``ux_entries_session_seq`` holds the rowid, so no row is read
+        self._numbers_sql = (
+            f"SELECT seq, entry_no FROM entries WHERE session_key = {mark} "
+            f"AND seq BETWEEN {mark} AND {mark}"
+        )
+        # VALUES, not INSERT ... SELECT: SQLite runs an INSERT ... SELECT in a statement
+        # savepoint, at which FTS5 writes its pending terms out (measured: 7x the time)
         if self.dialect == "sqlite":
-            self._rows_sql = (
-                f"INSERT INTO {ROWS_TABLE} (search_id, session_key, seq) "
-                f"VALUES ({mark}, {mark}, {mark})"
-            )
-            self._fts_sql = (
+            self._sql = (
                 f"INSERT INTO {FTS_TABLE} (rowid, body, tools) VALUES ({mark}, {mark}, {mark})"
             )
         else:
-            self._pg_sql = (
-                f"INSERT INTO {FTS_TABLE} (session_key, seq, tools, doc) VALUES "
-                f"({mark}, {mark}, {mark}, to_tsvector('english'::regconfig, "
-                f"{mark}))"
+            self._sql = (
+                f"INSERT INTO {FTS_TABLE} (entry_no, tools, doc) VALUES ({mark}, {mark}, "
+                f"to_tsvector('english'::regconfig, {mark}))"
             )
 
     def put(self, conn: Connection, session_key: str, entries: Sequence[Entry]) -> None:
-        """Index ``entries`` (their ``seq`` set) of ``session_key``. Text follows the NUL rule
-        (``schema.nul_free``) like the rows themselves."""
+        """Index ``entries`` (their ``seq`` set, their rows stored) of ``session_key``. Text
+        follows the NUL rule (``schema.nul_free``) like the rows themselves."""
         if not entries:
             return
         key = t.nul_free(session_key)
+        seqs = [e.seq for e in entries]
+        numbers = dict(conn.exec_driver_sql(self._numbers_sql, (key, min(seqs), max(seqs))).all())
         names = _call_names(entries)
         docs = [
-            (e.seq, t.nul_free(fts.search_text(entry_body(e))), entry_tools(e, names))
+            (numbers[e.seq], t.nul_free(fts.search_text(entry_body(e))), entry_tools(e, names))
             for e in entries
         ]
-        if self.dialect == "sqlite":
-            # The transaction already wrote the entries, so it holds SQLite's write lock:
-            # no other writer can take the same ids.
-            base = (
-                conn.exec_driver_sql(
-                    f"SELECT coalesce(max(search_id), 0) FROM {ROWS_TABLE}"
-                ).scalar()
-                or 0
-            )
-            conn.exec_driver_sql(
-                self._rows_sql, [(base + 1 + i, key, seq) for i, (seq, _, _) in enumerate(docs)]
-            )
-            conn.exec_driver_sql(
-                self._fts_sql,
-                [(base + 1 + i, body, tools) for i, (_, body, tools) in enumerate(docs)],
-            )
-        else:
-            conn.exec_driver_sql(
-                self._pg_sql, [(key, seq, tools, pg_words(body)) for seq, body, tools in docs]
-            )
+        if self.dialect == "postgresql":
+            docs = [(no, tools, pg_words(body)) for no, body, tools in docs]
+        conn.exec_driver_sql(self._sql, docs)
 
 
 @dataclass(frozen=True, slots=True)
@@ -278,16 +267,16 @@ class EntrySearchMixin(SqlParts):
         with self._conn() as conn:
             for i in range(0, len(wanted), 500):
                 part = wanted[i : i + 500]
-                if self.dialect == "sqlite":  # one FTS seek per row (rowid = ...)
+                if self.dialect == "sqlite":  # one FTS seek per row (rowid = entry_no)
                     found.update(
                         (r[0], r[1])
                         for r in conn.execute(
                             text(
-                                f"SELECT r.session_key, r.seq FROM json_each(:rows) AS w "
-                                f"JOIN {ROWS_TABLE} AS r ON r.session_key = json_extract(w.value, "
-                                f"'$[0]') AND r.seq = json_extract(w.value, '$[1]') WHERE EXISTS "
+                                f"SELECT e.session_key, e.seq FROM json_each(:rows) AS w "
+                                f"JOIN entries AS e ON e.session_key = json_extract(w.value, "
+                                f"'$[0]') AND e.seq = json_extract(w.value, '$[1]') WHERE EXISTS "
                                 f"(SELECT 1 FROM {FTS_TABLE} WHERE {FTS_TABLE} MATCH :q AND "
-                                f"{FTS_TABLE}.rowid = r.search_id)"
+                                f"{FTS_TABLE}.rowid = e.entry_no)"
                             ),
                             {
                                 "rows": orjson.dumps(part).decode(),
@@ -296,10 +285,15 @@ class EntrySearchMixin(SqlParts):
                         )
                     )
                 else:
+                    e = t.entries.c
                     query = func.to_tsquery(_PG_CONFIG, fts.pg_tsquery(terms))
-                    stmt = select(_PG_FTS.c.session_key, _PG_FTS.c.seq).where(
-                        tuple_(_PG_FTS.c.session_key, _PG_FTS.c.seq).in_(part),
-                        _PG_FTS.c.doc.op("@@")(query),
+                    stmt = (
+                        select(e.session_key, e.seq)
+                        .select_from(t.entries.join(_PG_FTS, _PG_FTS.c.entry_no == e.entry_no))
+                        .where(
+                            tuple_(e.session_key, e.seq).in_(part),
+                            _PG_FTS.c.doc.op("@@")(query),
+                        )
                     )
                     found.update((r[0], r[1]) for r in conn.execute(stmt))
         return found
@@ -343,9 +337,11 @@ class EntrySearchMixin(SqlParts):
         return rows[:limit], len(rows) > limit
 
     @staticmethod
-    def _joined(select_from: Any, key: Any, seq: Any) -> Any:
+    def _joined(select_from: Any, entry_no: Any) -> Any:
+        """``select_from`` joined to the row whose ``entry_no`` is ``entry_no`` and its
+        session."""
         e, s = t.entries, t.sessions
-        return select_from.join(e, and_(e.c.session_key == key, e.c.seq == seq)).join(
+        return select_from.join(e, e.c.entry_no == entry_no).join(
             s, s.c.session_key == e.c.session_key
         )
 
@@ -358,10 +354,11 @@ class EntrySearchMixin(SqlParts):
         limit: int,
         with_entries: bool = True,
     ) -> list[EntryHit]:
+        e = t.entries.c
         if f.tool:
             cond = [
                 *cond,
-                _ROWS.c.search_id.in_(
+                e.entry_no.in_(
                     text(
                         f"SELECT rowid FROM {FTS_TABLE} WHERE {FTS_TABLE} MATCH :tool_q"
                     ).bindparams(tool_q="tools : " + fts.fts5_phrase(f.tool.lower()))
@@ -372,32 +369,20 @@ class EntrySearchMixin(SqlParts):
         score = dict(ranked)
         ids = func.json_each(bindparam("ids")).table_valued("value").alias("ids")
         stmt = (
-            select(_ROWS.c.search_id, _ROWS.c.session_key, _ROWS.c.seq)
-            .select_from(
-                self._joined(
-                    ids.join(_ROWS, _ROWS.c.search_id == ids.c.value),
-                    _ROWS.c.session_key,
-                    _ROWS.c.seq,
-                )
-            )
+            select(e.entry_no, e.session_key, e.seq)
+            .select_from(self._joined(ids, ids.c.value))
             .where(*cond)
         )
         rows = conn.execute(stmt, {"ids": orjson.dumps(list(score)).decode()}).all()
         if len(rows) >= limit or complete:
-            hits = sorted(rows, key=lambda r: (score[r.search_id], r.session_key, r.seq))
-            best = [r.search_id for r in hits[:limit]]
+            hits = sorted(rows, key=lambda r: (score[r.entry_no], r.session_key, r.seq))
+            best = [r.entry_no for r in hits[:limit]]
             found = (
                 {
-                    r.search_id: self._entry(r, 1)
+                    r.entry_no: self._entry(r)
                     for r in conn.execute(
-                        select(_ROWS.c.search_id, *t.ENTRY_READ).select_from(
-                            t.entries_with_paths(
-                                self._joined(
-                                    ids.join(_ROWS, _ROWS.c.search_id == ids.c.value),
-                                    _ROWS.c.session_key,
-                                    _ROWS.c.seq,
-                                )
-                            )
+                        select(*t.ENTRY_READ, t.entries.c.entry_no).select_from(
+                            t.entries_with_paths(self._joined(ids, ids.c.value))
                         ),
                         {"ids": orjson.dumps(best).decode()},
                     )
@@ -406,7 +391,7 @@ class EntrySearchMixin(SqlParts):
                 else {}
             )
             return [
-                EntryHit(r.session_key, r.seq, -score[r.search_id], found.get(r.search_id))
+                EntryHit(r.session_key, r.seq, -score[r.entry_no], found.get(r.entry_no))
                 for r in hits[:limit]
             ]
         # A narrow filter: rank every match that meets it, exactly.
@@ -415,17 +400,9 @@ class EntrySearchMixin(SqlParts):
         match = " OR ".join(fts.fts5_phrase(term) for term in terms)
         stmt = (
             select(*t.ENTRY_READ, rank.label("score"))
-            .select_from(
-                t.entries_with_paths(
-                    self._joined(
-                        fts_t.join(_ROWS, _ROWS.c.search_id == fts_t.c.rowid),
-                        _ROWS.c.session_key,
-                        _ROWS.c.seq,
-                    )
-                )
-            )
+            .select_from(t.entries_with_paths(self._joined(fts_t, fts_t.c.rowid)))
             .where(text(f"{FTS_TABLE} MATCH :q").bindparams(q=match), *cond)
-            .order_by(rank, _ROWS.c.session_key, _ROWS.c.seq)
+            .order_by(rank, e.session_key, e.seq)
             .limit(limit)
         )
         return [
@@ -442,26 +419,25 @@ class EntrySearchMixin(SqlParts):
         limit: int,
         with_entries: bool = True,
     ) -> list[EntryHit]:
+        e = t.entries.c
         query = func.to_tsquery(_PG_CONFIG, fts.pg_tsquery(terms))
         rank = func.ts_rank(_PG_FTS.c.doc, query, 1)
         if f.tool:
             cond = [*cond, func.strpos(_PG_FTS.c.tools, f" {f.tool.lower()} ") > 0]
         if not with_entries:
             stmt = (
-                select(_PG_FTS.c.session_key, _PG_FTS.c.seq, rank.label("score"))
-                .select_from(self._joined(_PG_FTS, _PG_FTS.c.session_key, _PG_FTS.c.seq))
+                select(e.session_key, e.seq, rank.label("score"))
+                .select_from(self._joined(_PG_FTS, _PG_FTS.c.entry_no))
                 .where(_PG_FTS.c.doc.op("@@")(query), *cond)
-                .order_by(rank.desc(), _PG_FTS.c.session_key, _PG_FTS.c.seq)
+                .order_by(rank.desc(), e.session_key, e.seq)
                 .limit(limit)
             )
             return [EntryHit(r.session_key, r.seq, float(r.score)) for r in conn.execute(stmt)]
         stmt = (
             select(*t.ENTRY_READ, rank.label("score"))
-            .select_from(
-                t.entries_with_paths(self._joined(_PG_FTS, _PG_FTS.c.session_key, _PG_FTS.c.seq))
-            )
+            .select_from(t.entries_with_paths(self._joined(_PG_FTS, _PG_FTS.c.entry_no)))
             .where(_PG_FTS.c.doc.op("@@")(query), *cond)
-            .order_by(rank.desc(), _PG_FTS.c.session_key, _PG_FTS.c.seq)
+            .order_by(rank.desc(), e.session_key, e.seq)
             .limit(limit)
         )
         return [

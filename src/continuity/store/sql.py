@@ -19,7 +19,7 @@ from datetime import UTC, datetime
 from functools import cache
 from typing import Any
 
-from sqlalchemy import Connection, Engine, and_, bindparam, event, func, or_, select, update
+from sqlalchemy import Connection, Engine, and_, bindparam, event, func, or_, select, text, update
 from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 
 from continuity.core.errors import StoreConflict, StoreError
@@ -43,7 +43,13 @@ from continuity.store.forget import ForgetStoreMixin
 from continuity.store.langgraph import LangGraphStoreMixin
 from continuity.store.lineage import LineageStoreMixin
 from continuity.store.memory import MemoryStoreMixin
-from continuity.store.rows import ENTRY_WIDTH, decode_entry, parse_entry_id
+from continuity.store.rows import (
+    COMPACTION_ROW,
+    ENTRY_WIDTH,
+    UNPAIRED_CALL,
+    decode_entry,
+    parse_entry_id,
+)
 from continuity.store.search import EntrySearchMixin
 from continuity.store.team import TeamSyncStoreMixin
 from continuity.store.titles import TitleStoreMixin
@@ -56,7 +62,8 @@ _CHUNK = 500  # bound on IN-lists and executemany batches
 #: as ``schema.ENTRY_READ`` (``source_id`` as its path)
 _ENTRY_COLUMNS = ENTRY_COLUMNS
 _ENTRY_WIDTH = len(t.ENTRY_READ)
-if tuple(c.name for c in t.entries.columns) != _ENTRY_COLUMNS:  # pragma: no cover
+#: ... then ``entry_no`` (revision 0031), which the database numbers and no ``Entry`` holds
+if tuple(c.name for c in t.entries.columns) != (*_ENTRY_COLUMNS, "entry_no"):  # pragma: no cover
     raise RuntimeError("store.sql._ENTRY_COLUMNS no longer matches schema.entries")
 if _ENTRY_WIDTH != ENTRY_WIDTH:  # pragma: no cover
     raise RuntimeError("schema.ENTRY_READ no longer matches store.rows.decode_entry")
@@ -139,6 +146,26 @@ def _entries_after(visible_only: bool) -> Any:
     if visible_only:
         cond.append(c.visible.is_(True))
     return _entries_select().where(and_(*cond)).order_by(c.seq).limit(bindparam("b_limit"))
+
+
+@cache
+def _tool_calls_from() -> Any:
+    """The tool-call index rows of session ``b_key`` whose call or result sits at ``b_seq`` or
+    later, as two index range reads (revision 0031): the pairs answered at or after it
+    (``ix_tool_calls_result_seq``), then the calls at or after it not answered after them and
+    not in the first half (``ix_tool_calls_unpaired``, whose condition is
+    ``rows.UNPAIRED_CALL`` word for word). Together exactly ``call_seq >= b_seq OR
+    result_seq >= b_seq``, which SQLite ran as two range reads of two whole indexes."""
+    c = t.tool_calls.c
+    key, seq = bindparam("b_key"), bindparam("b_seq")
+    answered = select(t.tool_calls).where(c.session_key == key, c.result_seq >= seq)
+    unpaired = select(t.tool_calls).where(
+        c.session_key == key,
+        c.call_seq >= seq,
+        text(f"({UNPAIRED_CALL})"),
+        or_(c.result_seq.is_(None), c.result_seq < seq),
+    )
+    return answered.union_all(unpaired)
 
 
 @cache
@@ -483,7 +510,8 @@ class SqlStore(
             .where(
                 and_(
                     c.session_key == session_key,
-                    c.kind == EntryKind.COMPACTION.value,
+                    # the partial index's condition, word for word (ix_entries_compaction)
+                    text(COMPACTION_ROW),
                     c.visible.is_(True),
                 )
             )
@@ -517,14 +545,10 @@ class SqlStore(
     def tool_calls_from(self, session_key: str, seq: int) -> list[ToolCallIndex]:
         """Index rows whose call or result sits at ``seq`` or later (a bounded window's pairs;
         ``call_seq`` -1 marks a result whose call never appeared)."""
-        c = t.tool_calls.c
-        stmt = select(t.tool_calls).where(
-            and_(c.session_key == session_key, or_(c.call_seq >= seq, c.result_seq >= seq))
-        )
         with self._conn() as conn:
             return [
                 ToolCallIndex(r.call_id, r.call_seq if r.call_seq is not None else -1, r.result_seq)
-                for r in conn.execute(stmt)
+                for r in conn.execute(_tool_calls_from(), {"b_key": session_key, "b_seq": seq})
             ]
 
     def native_seqs(self, session_key: str, native_ids: Iterable[str]) -> dict[str, int]:
