@@ -1027,3 +1027,24 @@ def test_quoted_passphrase_and_api_key_colon_are_redacted(text, want):
 )
 def test_plain_words_after_password_is_and_api_key_stay(kept):
     assert redact(kept) == kept
+
+
+@pytest.mark.parametrize(
+    ("text", "redacted"),
+    [
+        # the property test's find: a sentence run on after the password read as a file name
+        (
+            " use credentials admin / 000000Q7(.A",
+            " use credentials admin / [REDACTED:password](.A",
+        ),
+        ("use credentials admin / 000000Q7.A", "use credentials admin / [REDACTED:password].A"),
+        (
+            "creds are admin:Xk39fj2kq.Then we went",
+            "creds are admin:[REDACTED:password].Then we went",
+        ),
+        # a file name after the user stays: its stem is a word
+        ("use credentials admin / notes.txt", "use credentials admin / notes.txt"),
+    ],
+)
+def test_a_password_run_into_the_next_sentence_is_not_a_file_name(text, redacted):
+    assert redact(text) == redacted

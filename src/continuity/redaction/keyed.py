@@ -988,6 +988,10 @@ def _user_pass_at(text: str, pos: int) -> Finding | None:
     if 0 < bracket < pw.find("/"):  # "admin / X(/0": the text's bracket, then a path
         pw = pw[:bracket]
     pw = pw.rstrip(".,;:)]}([{/")
+    if _FILE_RE.match(pw) and _machine_like(stem := pw[: pw.rfind(".")].rstrip(".,;:)]}([{/")):
+        # "admin / 000000Q7.And then": a sentence run on after the password, not a file
+        # name (a file's stem is words: "notes.txt"); the password stops at the dot
+        pw = stem
     spaced = " " in text[m.end("user") : m.start("pw")]
     if not (
         _machine_like(pw)
