@@ -179,12 +179,8 @@ def usage_cmd(
                     else "nothing imported yet: continuity import ~/.claude/projects "
                     "~/.codex/sessions ~/.pi/agent/sessions (or run continuity watch)"
                 )
-            elif harness is not None and not _counts_tokens(harness.value):
-                from continuity.formats.registry import harness as registered
-
-                nothing = f"no usage for harness {harness.value}: " + (
-                    registered(harness.value).usage_note or "continuity does not count its tokens"
-                )
+            elif harness is not None and (why := _no_tokens(harness.value)) is not None:
+                nothing = f"no usage for harness {harness.value}: {why}"
             else:
                 bounds = [f"since {since}"] if since is not None else []
                 bounds += [f"until {until}"] if until is not None else []
@@ -306,9 +302,13 @@ def _table(report: Any) -> None:
     out.print(Text(f"prices: {one_line(report.prices)}", style="dim"))
 
 
-def _counts_tokens(name: str) -> bool:
-    """Whether ``continuity usage`` counts the tokens of harness ``name`` (the registry's
-    ``usage``); a name the registry lacks (a framework) counts as one that may."""
+def _no_tokens(name: str) -> str | None:
+    """Why ``continuity usage`` counts no tokens of harness ``name`` (the registry's
+    ``usage_note`` of a harness whose ``usage`` is false), else None: one it counts, or a name
+    the registry lacks (a framework)."""
     from continuity.formats.registry import harnesses
 
-    return next((h.usage for h in harnesses() if h.name == name), True)
+    h = next((h for h in harnesses() if h.name == name), None)
+    if h is None or h.usage:
+        return None
+    return h.usage_note or "continuity does not count its tokens"
