@@ -8,6 +8,7 @@ writes.
 
 from __future__ import annotations
 
+import os
 import shutil
 from pathlib import Path
 
@@ -502,3 +503,55 @@ def test_a_live_import_leaves_no_rows_due(tmp_path):
             fh.write(b"".join(lines[10:15]))
         import_file(store, path, mark_due=False)
         assert store.get_source(cut.path).pending_from == due
+
+
+def test_an_import_that_snapshots_several_sessions_rewrites_the_file_once(tmp_path, monkeypatch):
+    """Three sessions whose last row was rewritten (a new inode, the last message's text
+    changed): each must be snapshotted (the row its records end with is no longer shown), and
+    the JSONL is copied once for all three, not once a session (at 3 GB of history, one copy
+    is seconds). Each session's records then equal a fresh import of its changed file."""
+    folder = tmp_path / "in"
+    folder.mkdir()
+    lines = _lines(CLAUDE)
+    paths = [folder / f"s{i}.jsonl" for i in range(3)]
+    for p in paths:
+        p.write_bytes(b"".join(lines))
+    home = tmp_path / "home"
+    replaced: list[str] = []
+    real = os.replace
+    with open_store(tmp_path / "a.db") as store:
+        _import(store, home, folder)
+        for p in paths:
+            changed = _lines(p)
+            last = next(i for i in range(len(changed) - 1, 0, -1) if b'"text":"' in changed[i])
+            changed[last] = changed[last].replace(b'"text":"', b'"text":"CHANGED ', 1)
+            tmp = p.with_suffix(".tmp")
+            tmp.write_bytes(b"".join(changed))
+            os.replace(tmp, p)
+        monkeypatch.setattr(
+            "continuity.transcripts.transcript_log.os.replace",
+            lambda a, b: (replaced.append(str(b)), real(a, b)),
+        )
+        _, _, sync = _import(store, home, folder)
+        monkeypatch.undo()
+        keys = [f.session_key for f in import_paths(store, [folder]).files]
+    log_path = transcript_path(home, "claude-code")
+    assert sync.sessions_rewritten == 3 and sync.captured == 3 and sync.failed == []
+    assert replaced == [str(log_path)]
+    fresh = tmp_path / "fresh"
+    shutil.copytree(folder, fresh)
+    with open_store(tmp_path / "b.db") as store2:
+        report = import_paths(store2, [fresh])
+        st.sync_import_report(store2, report, tmp_path / "home2")
+        fresh_keys = [f.session_key for f in report.files]
+
+    def texts(home_dir: Path, key: str) -> list[tuple[str, str]]:
+        return [
+            (r.role, r.content)
+            for r in TranscriptLog(transcript_path(home_dir, "claude-code")).read(session_key=key)
+        ]
+
+    for key, key2 in zip(keys, fresh_keys, strict=True):
+        got = texts(home, key)
+        assert got == texts(tmp_path / "home2", key2)
+        assert sum("CHANGED" in c for _, c in got) == 1

@@ -264,6 +264,61 @@ def test_log_replace_session_keeps_other_sessions_byte_for_byte(tmp_path):
     ]
 
 
+def test_log_replace_sessions_rewrites_the_file_once_for_several_sessions(tmp_path, monkeypatch):
+    """Several snapshots in one pass: each named session's records (that agent's only, keys
+    with quotes and line separators included) are replaced, in the mapping's order after every
+    other line, whose bytes and order are kept; the file is copied once, not once a session."""
+    path = tmp_path / "transcript.jsonl"
+    log = TranscriptLog(path, fsync=False)
+    odd = 'q"\u2028k'
+    log.append(
+        [
+            rec(0, "a0", key="a"),
+            rec(0, "b0", key="b"),
+            rec(0, "odd0", key=odd),
+            rec(1, "a1", key="a"),
+            rec(0, "c0", key="c"),
+            rec(0, "a-other-agent", key="a", agent="x"),
+        ]
+    )
+    others = [
+        ln
+        for ln in path.read_bytes().splitlines(keepends=True)
+        if b'"session_key":"b"' in ln or b'"agent_id":"x"' in ln
+    ]
+    replaced: list[str] = []
+    real = tr.os.replace
+    monkeypatch.setattr(tr.os, "replace", lambda a, b: (replaced.append(str(b)), real(a, b)))
+    written = log.replace_sessions(
+        {
+            ("default", "c"): [rec(0, "C0", key="c")],
+            ("default", "a"): [rec(0, "A0", key="a"), rec(1, "A1", key="a")],
+            ("default", odd): [rec(0, "ODD0", key=odd)],
+        }
+    )
+    assert written == 4 and replaced == [str(path)]
+    assert path.read_bytes().splitlines(keepends=True)[:2] == others
+    assert [(r.agent_id, r.session_key, r.content) for r in log.read()] == [
+        ("default", "b", "b0"),
+        ("x", "a", "a-other-agent"),
+        ("default", "c", "C0"),
+        ("default", "a", "A0"),
+        ("default", "a", "A1"),
+        ("default", odd, "ODD0"),
+    ]
+
+
+def test_log_replace_sessions_appends_when_the_file_holds_none_of_them(tmp_path):
+    """No line of any named session in the file: their records are appended in place."""
+    path = tmp_path / "transcript.jsonl"
+    log = TranscriptLog(path, fsync=False)
+    log.append([rec(0, key="b")])
+    inode = path.stat().st_ino
+    assert log.replace_sessions({("default", "a"): [rec(0, key="a")], ("x", "b"): []}) == 1
+    assert path.stat().st_ino == inode
+    assert [r.session_key for r in log.read()] == ["b", "a"]
+
+
 def test_log_replace_session_failure_leaves_file_unchanged(tmp_path):
     """A snapshot that fails midway leaves the old file whole and no temp file behind."""
     path = tmp_path / "transcript.jsonl"

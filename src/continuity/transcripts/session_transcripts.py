@@ -37,7 +37,7 @@ from __future__ import annotations
 
 import logging
 import os
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -525,12 +525,13 @@ def restore_torn(
     *,
     home: str | os.PathLike[str] | None = None,
     done: tuple[str, str] | None = None,
+    skip: Iterable[tuple[str, str]] = (),
 ) -> list[tuple[str, str]]:
     """Rewrite from the database the sessions whose records ``log_file`` lost to a torn-tail
     repair (``log_file.torn_sessions``, then cleared): the session the fragment names, or, when
     it names none, every session whose records in the file no longer match its row's hash.
     Only imported sessions of the file's harness can be rewritten; ``done`` (a session just
-    snapshotted, so already complete) is skipped. Returns the ``(agent_id, session_key)``
+    snapshotted, so already complete) is skipped, and so is each of ``skip``. Returns the ``(agent_id, session_key)``
     rewritten; raises ``OSError`` when the file cannot be written."""
     if not log_file.torn_sessions:
         return []
@@ -542,6 +543,7 @@ def restore_torn(
                 suspects.add((agent, key))
     log_file.torn_sessions.clear()
     suspects.discard(done)
+    suspects.difference_update(skip)
     restored = []
     for agent, key in sorted(suspects):
         session = store.get_session(key)
@@ -602,6 +604,15 @@ class _Pending:
     settles: list[str]
 
 
+@dataclass
+class _Snapshot:
+    """A session an import must snapshot (``_ImportCapture.snapshot``)."""
+
+    session: Any
+    completed_at: datetime | None
+    settles: list[str]
+
+
 class _ImportCapture:
     """The transcript phase of one import (``sync_import_report``): sessions whose records
     only need appending are gathered, then written as one append (one fsync) per harness file
@@ -613,6 +624,8 @@ class _ImportCapture:
         self.store, self.home, self.out = store, home, out
         self.pending: list[_Pending] = []
         self.chars = 0
+        #: sessions whose records must be replaced (``snapshot``), in the order met
+        self.snapshots: list[_Snapshot] = []
 
     def records(
         self, session: Any, after_seq: int, known: Sequence[Entry] | None = None
@@ -656,15 +669,8 @@ class _ImportCapture:
             and self._holds_rows_before(session.key, first_new_seq, row.content)
         ):
             records, old = self.records(session, first_new_seq - 1, known), row.content
-        else:
-            result = sync_session(
-                self.store, session.key, home=self.home, completed_at=completed_at
-            )
-            if settles:
-                self.store.settle_sources(settles)
-            self.out.rows_read += result.rows_read
-            self.out.sessions_rewritten += 1 if result.records else 0
-            self.out.captured += 1
+        else:  # snapshotted with the others at the end: one rewrite of the file for all
+            self.snapshots.append(_Snapshot(session, completed_at, list(settles)))
             return
         new = "\n\n".join(r.content for r in records)
         tail = f"\n\n{new}" if old and new else new
@@ -699,6 +705,78 @@ class _ImportCapture:
         except (ContinuityError, ValueError) as exc:
             for p in pending:
                 _failed(self.out, p.session.key, exc)
+
+    def snapshot(self) -> None:
+        """Replace the records of every session ``session`` could not extend (a row before its
+        first new one changed, or the file lacks them): each rendered from its visible rows,
+        as ``sync_session`` does, but written in one ``TranscriptLog.replace_sessions`` per
+        harness file and group of ``GROUP_CHARS`` characters, not one rewrite of the whole
+        file per session (an import that snapshotted N sessions copied the file N times). A
+        session whose records and row are already current is not written. A session that
+        fails is counted in ``failed`` with the reason; the others go on."""
+        queued, self.snapshots = self.snapshots, []
+        group: list[tuple[_Snapshot, list[TranscriptRecord], str]] = []
+        chars = 0
+        for snap in queued:
+            try:
+                read = [0]
+                records = _records(self.store, snap.session, _iso(_now()), read)
+                self.out.rows_read += read[0]
+            except Exception as exc:  # noqa: BLE001 - issue 45 item 1: one session's failure
+                _failed(self.out, snap.session.key, exc)
+                continue
+            content = "\n\n".join(r.content for r in records)
+            group.append((snap, records, content))
+            chars += len(content)
+            if chars >= GROUP_CHARS:
+                self._replace(group)
+                group, chars = [], 0
+        if group:
+            self._replace(group)
+
+    def _replace(self, group: list[tuple[_Snapshot, list[TranscriptRecord], str]]) -> None:
+        """Write one group of snapshots (``snapshot``): the files first, then each row."""
+        by_path: dict[Path, dict[tuple[str, str], list[TranscriptRecord]]] = {}
+        for snap, records, content in group:
+            s = snap.session
+            path = transcript_path(self.home, s.harness)
+            if self.store.transcript_hash(s.key, s.agent_id) != content_hash(content) or (
+                not path.exists()
+            ):
+                by_path.setdefault(path, {})[(s.agent_id, s.key)] = records
+        broken: dict[Path, ContinuityError] = {}
+        for path, snaps in by_path.items():
+            log_file = TranscriptLog(path)
+            try:
+                log_file.replace_sessions(snaps)
+                restore_torn(self.store, log_file, home=self.home, skip=snaps.keys())
+            except OSError as exc:
+                broken[path] = ContinuityError(
+                    f"cannot write the transcript file {path}: {exc.strerror or exc}"
+                )
+        for snap, records, content in group:
+            s = snap.session
+            path = transcript_path(self.home, s.harness)
+            try:
+                if path in broken:
+                    raise broken[path]
+                put_transcript(
+                    self.store,
+                    s.key,
+                    content,
+                    agent_id=s.agent_id,
+                    harness=s.harness,
+                    project=s.project,
+                    completed_at=snap.completed_at,
+                )
+                if snap.settles:
+                    self.store.settle_sources(snap.settles)
+            except Exception as exc:  # noqa: BLE001 - issue 45 item 1: one session's failure
+                _failed(self.out, s.key, exc)
+                continue
+            if records and (s.agent_id, s.key) in by_path.get(path, {}):
+                self.out.sessions_rewritten += 1
+            self.out.captured += 1
 
     def _write(self, pending: list[_Pending]) -> None:
         """Append the records (whole lines, one fsync per harness file), then write the
@@ -842,6 +920,7 @@ def _sync_import_report(
         if progress:
             progress(1)
     capture.flush()
+    capture.snapshot()
     return out
 
 
