@@ -555,3 +555,76 @@ def test_an_import_that_snapshots_several_sessions_rewrites_the_file_once(tmp_pa
         got = texts(home, key)
         assert got == texts(tmp_path / "home2", key2)
         assert sum("CHANGED" in c for _, c in got) == 1
+
+
+def _copy_over(path: Path, data: bytes) -> None:
+    """Replace ``path`` by a new file (a new inode) holding ``data``, as cp or rsync do."""
+    tmp = path.with_name(path.name + ".new")
+    tmp.write_bytes(data)
+    os.replace(tmp, path)
+
+
+def test_a_copy_of_a_file_read_before_is_read_on_from_where_it_stopped(tmp_path):
+    """The file replaced by a copy of itself (a new inode: cp, rsync, a restored backup): the
+    import finds every line it kept the same, says unchanged, stores nothing and keeps the
+    copy's inode (the next import is the fast unchanged check). The copy then grown (and
+    copied again): only the new lines are read, and the store and transcript equal those of
+    the same file grown in place."""
+    lines = _lines(CLAUDE)
+    half = len(lines) // 2
+    folder = tmp_path / "in"
+    folder.mkdir()
+    path = folder / CLAUDE.name
+    path.write_bytes(b"".join(lines[:half]))
+    home, home2 = tmp_path / "home", tmp_path / "home2"
+    twin = tmp_path / "twin" / CLAUDE.name  # the same file grown in place, to compare with
+    twin.parent.mkdir()
+    twin.write_bytes(b"".join(lines[:half]))
+    with open_store(tmp_path / "a.db") as store, open_store(tmp_path / "b.db") as store2:
+        _import(store, home, path)
+        _import(store2, home2, twin)
+        _copy_over(path, path.read_bytes())
+        report, replayed, sync = _import(store, home, path)
+        (f,) = report.files
+        assert (f.status, f.imported, f.duplicate) == ("unchanged", 0, 0)
+        assert replayed == 0 and sync.captured == 0
+        assert store.get_source(str(path)).inode == path.stat().st_ino
+        _copy_over(path, b"".join(lines))
+        with open(twin, "ab") as fh:
+            fh.write(b"".join(lines[half:]))
+        report, _, _ = _import(store, home, path)
+        (f,) = report.files
+        twin_report, _, _ = _import(store2, home2, twin)
+        assert f.status == "imported" and f.duplicate == 0
+        assert f.resumed_from == twin_report.files[0].resumed_from > 0
+        assert f.imported == twin_report.files[0].imported > 0
+        key = f.session_key
+        rows = [(e.seq, e.kind, e.text()) for e in store.entries(key, limit=10_000)]
+        rows2 = [(e.seq, e.kind, e.text()) for e in store2.entries(key, limit=10_000)]
+        assert rows == rows2
+        assert [c.trigger for c in store.checkpoints(key)] == [
+            c.trigger for c in store2.checkpoints(key)
+        ]
+    assert _records(home, "claude-code") == _records(home2, "claude-code")
+
+
+def test_a_copy_with_a_line_changed_is_read_again_from_its_start(tmp_path):
+    """A new inode whose lines differ from those kept (one line's text changed, the size and
+    first 64 KiB the same) is not taken for a copy: it is read again from its start, as
+    spec/formats.md §5.2 says, and the changed line's row is stored."""
+    lines = _lines(CLAUDE)
+    path = tmp_path / CLAUDE.name
+    path.write_bytes(b"".join(lines))
+    home = tmp_path / "home"
+    changed = list(lines)
+    last = next(i for i in range(len(changed) - 1, 0, -1) if b'"text":"' in changed[i])
+    changed[last] = changed[last].replace(b'"text":"', b'"text":"CHANGED ', 1)
+    assert len(b"".join(changed)) > 64 * 1024 and last > len(changed) // 2
+    with open_store(tmp_path / "a.db") as store:
+        _import(store, home, path)
+        _copy_over(path, b"".join(changed))
+        report, _, _ = _import(store, home, path)
+        (f,) = report.files
+        assert f.status == "imported" and f.resumed_from == 0 and f.imported == 1
+        texts = [e.text() for e in store.entries(f.session_key, limit=10_000)]
+        assert sum(t.startswith("CHANGED ") for t in texts) == 1

@@ -190,6 +190,22 @@ def test_bulk_raw_lines_keep_bytes_once_and_positions(store):
     assert list(store.raw_lines("/p")) == lines
 
 
+def test_source_line_keys_are_each_kept_line_s_position_and_digest(store):
+    """``source_line_keys``: ``(line_no, byte_offset, sha256 hex)`` of the file's kept lines in
+    line order, the other file's not among them; empty for a path never imported."""
+    store.put_raw_lines(
+        [
+            RawLine("/p", 2, 8, "e" * 64, b'{"a":1}'),
+            RawLine("/q", 1, 0, "a" * 64, b"{}"),
+            RawLine("/p", 1, 0, "0f" * 32, b'{"a":2}'),
+            RawLine("/p", 3, 16, "e" * 64, b'{"a":1}'),
+        ]
+    )
+    assert store.source_line_keys("/p") == [(1, 0, "0f" * 32), (2, 8, "e" * 64), (3, 16, "e" * 64)]
+    assert store.source_line_keys("/q") == [(1, 0, "a" * 64)]
+    assert store.source_line_keys("/never") == []
+
+
 def _stored_raw(store, sha: str) -> tuple[bytes, int | None]:
     with store._conn() as conn:
         row = conn.execute(

@@ -872,6 +872,23 @@ class SqlStore(
                 t.source_lines.delete().where(t.source_lines.c.source_id == source_id)
             ).rowcount
 
+    def source_line_keys(self, path: str) -> list[tuple[int, int, str]]:
+        """``(line_no, byte_offset, raw_sha256)`` of every line of ``path`` the imports kept
+        a position for (``source_lines``: blank lines too), in line order; ``raw_sha256`` is
+        the line's SHA-256 in hex. Empty for a path never imported. What
+        ``formats.discovery.same_lines`` compares a copied file's lines with."""
+        sl = t.source_lines.c
+        with self._conn() as conn:
+            source_id = source_ids(conn, [path], create=False).get(path)
+            if source_id is None:
+                return []
+            rows = conn.execute(
+                select(sl.line_no, sl.byte_offset, sl.raw_sha256)
+                .where(sl.source_id == source_id)
+                .order_by(sl.line_no)
+            )
+            return [(r.line_no, r.byte_offset, r.raw_sha256) for r in rows]
+
     def raw_lines(self, path: str) -> Iterator[RawLine]:
         """Every kept line of ``path`` in line order, with its exact bytes."""
         sl, rl, rb = t.source_lines.c, t.raw_lines.c, t.raw_blocks.c
