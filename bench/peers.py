@@ -28,6 +28,23 @@ the issue with its same-run ratio:
    pass. Goal: our p50 <= theirs.
 4. **re-import**: unchanged (goal: <= theirs), and after appending 1 % of the tree's bytes
    to every tenth file (goal: <= 2 % of our fresh import and <= theirs).
+5. **first searchable session** (goal 5, with the figures above at 3 GB: ``--mb 3000``):
+   seconds from the start of each tool's fresh import (goal 1's runs, the same clock) until a
+   search would find a session of the tree, and the ratio; not judged (the issue sets no
+   bound). While each import runs, a thread of this process opens the tool's database
+   read-only (SQLite ``mode=ro``) every ``POLL_S`` (50 ms) and runs the query of that tool's
+   own search for ``FIRST_WORD`` (``OURS_FIRST_SQL``: ``entries_fts`` joined to the row and
+   its session, as ``store.search`` does; ``THEIRS_FIRST_SQL``: agentsview's
+   ``messages_fts`` joined to ``messages`` and ``sessions``, not deleted, not a system
+   message, as its ``Search``); not created yet, no table yet and "database is locked" count
+   as not yet. Both databases are in WAL mode, so the reader never blocks the writer; a poll
+   costs 0.6 ms (ours) and 1.9 ms (theirs) of this process's CPU, and stops at the first hit.
+   Not the commands themselves: ``continuity search --mode words`` one-shot costs 0.8 CPU s
+   and 1.2 s (it loads SQLAlchemy and the store), so polling it every 50 ms would take a core
+   from the import it measures, and agentsview's ``session search`` has no one-shot mode (it
+   is a client of its daemon, which would sync the tree itself). Checked by hand once
+   instead: at the poll's first hit on a 200 MB tree (1.33 s), ``continuity search phoenix
+   --mode words`` run then, while the import still ran, found a row (exit 0).
 
 Each round works on its own copy of the tree (the append changes it). agentsview reads only
 the tree: every other harness folder it knows is pointed at an empty folder, and ``HOME`` is a
@@ -39,10 +56,12 @@ from __future__ import annotations
 import argparse
 import os
 import shutil
+import sqlite3
 import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -71,6 +90,24 @@ QUERIES = [
     "timeout",
     "elixir",
 ]
+#: The word goal 5's poll searches for (in every file of the tree: the shared sessions'
+#: Phoenix project, 34 rows a 1 MB file) and how often it polls, in seconds.
+FIRST_WORD = "phoenix"
+POLL_S = 0.05
+#: Goal 5's poll of each tool's database (``FirstHit``): one row a search of ``FIRST_WORD``
+#: finds, with the joins and conditions of that tool's own search. Ours:
+#: ``store.search.EntrySearchMixin._entries_fts5`` (``entries_fts`` joined to its row and the
+#: row's session). agentsview 0.46.1: ``internal/db/search.go`` ``Search`` (``messages_fts``
+#: joined to ``messages`` and ``sessions``, not deleted, not a system message).
+OURS_FIRST_SQL = (
+    "SELECT e.session_key FROM entries_fts JOIN entries AS e ON e.entry_no = entries_fts.rowid "
+    "JOIN sessions AS s ON s.session_key = e.session_key WHERE entries_fts MATCH ? LIMIT 1"
+)
+THEIRS_FIRST_SQL = (
+    "SELECT m.session_id FROM messages_fts JOIN messages AS m ON m.id = messages_fts.rowid "
+    "JOIN sessions AS s ON s.id = m.session_id WHERE messages_fts MATCH ? "
+    "AND s.deleted_at IS NULL AND m.is_system = 0 LIMIT 1"
+)
 #: agentsview's harness folder variables (``agentsview --help``), all pointed at an empty folder
 #: except ``CLAUDE_PROJECTS_DIR``.
 AV_DIRS = [
@@ -122,29 +159,98 @@ def tree_bytes(root: Path) -> int:
     return sum(p.stat().st_size for p in root.rglob("*") if p.is_file())
 
 
+class FirstHit:
+    """Goal 5: seconds from a fresh import's start until a search of ``FIRST_WORD`` would find
+    a session in the database at ``db`` (SQLite, written by the import being timed).
+
+    A thread opens the file read-only (``mode=ro`` URI, a new connection each time, no busy
+    wait) every ``POLL_S`` seconds and runs ``sql`` (one parameter: the FTS5 phrase); a file
+    not yet created, a table not yet made and "database is locked" count as not yet. Both
+    tools' databases are in WAL mode, so the reader never blocks the writer. It stops at the
+    first row found; ``seconds`` is then that time less the ``t0`` given to ``start``
+    (``perf_counter``), to within ``POLL_S`` plus one query. ``finish`` (after the import
+    exited, with its wall seconds) tries once more when nothing was found: a row there sets
+    ``seconds`` to the whole import (searchable only at its end); none leaves it None."""
+
+    def __init__(self, db: Path, sql: str) -> None:
+        self.db = db
+        self.sql = sql
+        self.seconds: float | None = None
+        self.polls = 0
+        self._t0 = 0.0
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def found(self) -> bool:
+        """One poll: whether the query finds a row now."""
+        self.polls += 1
+        try:
+            conn = sqlite3.connect(f"file:{self.db}?mode=ro", uri=True, timeout=0)
+        except sqlite3.Error:
+            return False
+        try:
+            return conn.execute(self.sql, (f'"{FIRST_WORD}"',)).fetchone() is not None
+        except sqlite3.Error:  # no such table, database is locked, ...
+            return False
+        finally:
+            conn.close()
+
+    def start(self, t0: float) -> None:
+        self._t0 = t0
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            if self.found():
+                self.seconds = time.perf_counter() - self._t0
+                return
+            self._stop.wait(POLL_S)
+
+    def finish(self, wall: float) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join()
+        if self.seconds is None and self.found():
+            self.seconds = wall
+
+
 def timed(
-    cmd: list[str], env: dict[str, str], cwd: Path | None = None, ok: tuple[int, ...] = (0,)
+    cmd: list[str],
+    env: dict[str, str],
+    cwd: Path | None = None,
+    ok: tuple[int, ...] = (0,),
+    watch: FirstHit | None = None,
 ) -> dict[str, Any]:
-    """Run ``cmd``; wall seconds, CPU seconds (user + system) and peak RSS (MiB) of the child.
-    An exit status outside ``ok`` ends the benchmark with the child's stderr."""
+    """Run ``cmd``; wall seconds, CPU seconds (user + system) and peak RSS (MiB) of the child,
+    and with ``watch`` (polled while it runs, from the same start) ``first``: goal 5's seconds
+    to the first searchable session, None when none was. An exit status outside ``ok`` ends
+    the benchmark with the child's stderr."""
     t0 = time.perf_counter()
     proc = subprocess.Popen(
         cmd, env=env, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
     )
+    if watch is not None:
+        watch.start(t0)
     assert proc.stderr is not None
     err = proc.stderr.read()
     _pid, status, usage = os.wait4(proc.pid, 0)
     wall = time.perf_counter() - t0
+    if watch is not None:
+        watch.finish(wall)
     code = os.waitstatus_to_exitcode(status)
     proc.returncode = code
     if code not in ok:
         log(err.decode(errors="replace")[-3000:])
         raise SystemExit(f"{' '.join(cmd[:3])} ... exited {code}")
-    return {
+    out: dict[str, Any] = {
         "seconds": wall,
         "cpu": usage.ru_utime + usage.ru_stime,
         "rss_mib": usage.ru_maxrss / 1024,
     }
+    if watch is not None:
+        out["first"] = watch.seconds
+    return out
 
 
 def dir_bytes(path: Path) -> int:
@@ -167,8 +273,10 @@ class Peer:
             **dict.fromkeys(AV_DIRS, str(empty)),
         }
 
-    def sync(self) -> dict[str, Any]:
-        return timed([self.exe, "sync"], {**self.env, "AGENTSVIEW_NO_DAEMON": "1"})
+    def sync(self, first: bool = False) -> dict[str, Any]:
+        """``agentsview sync`` timed; ``first``: with goal 5's poll of its ``sessions.db``."""
+        watch = FirstHit(self.data / "sessions.db", THEIRS_FIRST_SQL) if first else None
+        return timed([self.exe, "sync"], {**self.env, "AGENTSVIEW_NO_DAEMON": "1"}, watch=watch)
 
     def start_daemon(self) -> None:
         subprocess.run(
@@ -192,14 +300,17 @@ class Peer:
         return timed(cmd, self.env, ok=(0, 1))["seconds"]
 
 
-def ours(args: list[str], home: Path, workers: int | None = None) -> dict[str, Any]:
+def ours(
+    args: list[str], home: Path, workers: int | None = None, first: bool = False
+) -> dict[str, Any]:
     """``continuity ARGS --home HOME`` timed; ``workers``: ``CONTINUITY_IMPORT_WORKERS``
-    (None: the default, one per core)."""
+    (None: the default, one per core); ``first``: with goal 5's poll of ``continuity.db``."""
     exe = Path(sys.executable).with_name("continuity")
     env = {**CHILD_ENV, "COLUMNS": "200"}
     if workers is not None:
         env["CONTINUITY_IMPORT_WORKERS"] = str(workers)
-    return timed([str(exe), *args, "--home", str(home)], env)
+    watch = FirstHit(home / "continuity.db", OURS_FIRST_SQL) if first else None
+    return timed([str(exe), *args, "--home", str(home)], env, watch=watch)
 
 
 def fresh_round(tree0: Path, work: Path, exe: Path, n: int, workers: list[int]) -> dict[str, Any]:
@@ -211,16 +322,32 @@ def fresh_round(tree0: Path, work: Path, exe: Path, n: int, workers: list[int]) 
     for w in workers:
         log(f"round {n}: fresh import, {w} worker(s) ...")
         home = work / f"ours{n}-{w}"
-        r[f"ours_{w}"] = ours(["import", str(tree / "projects"), "--no-embed", "--json"], home, w)
+        cmd = ["import", str(tree / "projects"), "--no-embed", "--json"]
+        r[f"ours_{w}"] = ours(cmd, home, w, first=True)
         shutil.rmtree(home)
     log(f"round {n}: agentsview sync ...")
-    r["theirs"] = Peer(exe, work / f"theirs{n}", tree, work / f"peerhome{n}").sync()
+    r["theirs"] = Peer(exe, work / f"theirs{n}", tree, work / f"peerhome{n}").sync(first=True)
     shutil.rmtree(tree)
     return r
 
 
+def first_of(rounds: list[dict[str, Any]], key: str) -> float | None:
+    """Goal 5: the median seconds to the first searchable session of ``key``'s fresh import,
+    None when some round found none (not even once the import had ended)."""
+    values = [r[key].get("first") for r in rounds]
+    return None if None in values else statistics.median(values)
+
+
+def first_text(first: float | None, wall: float) -> str:
+    """Goal 5's cell: seconds to the first searchable session and its share of the import."""
+    if first is None:
+        return f"none found (import {wall:.1f} s)"
+    return f"{first:.2f} s = {first / wall * 100:.1f} % of the import"
+
+
 def fresh_report(rounds: list[dict[str, Any]], workers: list[int]) -> list[str]:
-    """The ``--fresh-only`` table: median wall s, MB/s, CPU s, peak RSS per command."""
+    """The ``--fresh-only`` table: median wall s, MB/s, CPU s, peak RSS per command, and the
+    seconds to the first searchable session (goal 5)."""
     size = rounds[0]["input"]
     theirs = median_of(rounds, "theirs")
     lines = [f"fresh import of {size / MB:.0f} MB, median of {len(rounds)} round(s):"]
@@ -232,6 +359,7 @@ def fresh_report(rounds: list[dict[str, Any]], workers: list[int]) -> list[str]:
             f"{median_of(rounds, key, 'cpu'):6.1f} CPU s, "
             f"{median_of(rounds, key, 'rss_mib'):5.0f} MiB, speed {theirs / wall:.2f}x agentsview"
         )
+        lines.append(f"    first searchable session: {first_text(first_of(rounds, key), wall)}")
         lines.append(
             "    rounds: "
             + ", ".join(f"{r[key]['seconds']:.1f} s / {r[key]['cpu']:.1f} CPU s" for r in rounds)
@@ -248,8 +376,9 @@ def one_round(tree0: Path, work: Path, exe: Path, n: int) -> dict[str, Any]:
     peer = Peer(exe, data, tree, work / f"peerhome{n}")
     r: dict[str, Any] = {"input": size}
     log(f"round {n}: fresh import ({size / MB:.0f} MB) ...")
-    r["ours_fresh"] = ours(["import", str(tree / "projects"), "--no-embed", "--json"], home)
-    r["theirs_fresh"] = peer.sync()
+    cmd = ["import", str(tree / "projects"), "--no-embed", "--json"]
+    r["ours_fresh"] = ours(cmd, home, first=True)
+    r["theirs_fresh"] = peer.sync(first=True)
     r["ours_store"] = dir_bytes(home)
     r["theirs_store"] = dir_bytes(data)
     log(f"round {n}: unchanged re-import ...")
@@ -449,6 +578,16 @@ def report(rounds: list[dict[str, Any]], start: dict[str, float], search: dict) 
             app / ours_s <= 0.02 and app <= t_app,
         )
     )
+    o_first, t_first = first_of(rounds, "ours_fresh"), first_of(rounds, "theirs_fresh")
+    rows.append(
+        (
+            "5 first searchable session, fresh import",
+            first_text(o_first, ours_s),
+            first_text(t_first, theirs_s),
+            "" if o_first is None or t_first is None else f"{o_first / t_first:.2f}x theirs",
+            None,
+        )
+    )
     width = [max(len(r[i]) for r in rows) for i in range(4)]
     head = ("goal", "continuity", f"agentsview {AGENTSVIEW_VERSION}", "ratio")
     width = [max(w, len(h)) for w, h in zip(width, head, strict=True)]
@@ -459,9 +598,15 @@ def report(rounds: list[dict[str, Any]], start: dict[str, float], search: dict) 
     lines.append(
         f"input {size / MB:.0f} MB in {len(rounds)} rounds (median shown); fresh import seconds "
         f"ours {[round(r['ours_fresh']['seconds'], 1) for r in rounds]}, theirs "
-        f"{[round(r['theirs_fresh']['seconds'], 1) for r in rounds]}"
+        f"{[round(r['theirs_fresh']['seconds'], 1) for r in rounds]}; first searchable "
+        f"session ours {[_round(r['ours_fresh'].get('first')) for r in rounds]}, theirs "
+        f"{[_round(r['theirs_fresh'].get('first')) for r in rounds]}"
     )
     return lines
+
+
+def _round(value: float | None) -> float | None:
+    return None if value is None else round(value, 2)
 
 
 def _positive(text: str) -> int:
@@ -472,7 +617,7 @@ def _positive(text: str) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
     ap.add_argument("--mb", type=_positive, default=320, help="tree size in MB (default 320)")
     ap.add_argument("--rounds", type=_positive, default=3, help="rounds (median reported)")
     ap.add_argument("--tmp", type=Path, help="folder for the tree and workspaces (default: temp)")
