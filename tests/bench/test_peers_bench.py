@@ -19,8 +19,8 @@ ROOT = Path(__file__).resolve().parents[2]
 
 def _load_bench():
     spec = importlib.util.spec_from_file_location("bench_peers", ROOT / "bench" / "peers.py")
+    assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
-    assert spec.loader is not None
     sys.modules[spec.name] = module
     spec.loader.exec_module(module)
     return module
