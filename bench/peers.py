@@ -1,6 +1,7 @@
 """continuity next to agentsview, side by side on one tree of Claude Code sessions (issue 43).
 
 Run from the project root:  .venv/bin/python bench/peers.py [--mb 320] [--rounds 3]
+[--skip startup,search] [--tree DIR] [--tmp DIR] [--fresh-only WORKERS]
 
 One command: it installs agentsview (``AGENTSVIEW_VERSION``, the Go archiver with SQLite FTS,
 from PyPI) into a cached venv, builds a tree of ``--mb`` MB of Claude Code sessions from the
@@ -46,9 +47,24 @@ the issue with its same-run ratio:
    instead: at the poll's first hit on a 200 MB tree (1.33 s), ``continuity search phoenix
    --mode words`` run then, while the import still ran, found a row (exit 0).
 
-Each round works on its own copy of the tree (the append changes it). agentsview reads only
-the tree: every other harness folder it knows is pointed at an empty folder, and ``HOME`` is a
-temp folder, so neither tool sees this machine's own sessions.
+Each round works on its own copy of the tree (the append changes it), written out to disk
+(``os.sync``) before the timed imports, and removed with both workspaces once measured (goal
+3 is measured on round 0's before they go), so a run holds at most the tree, one copy and two
+workspaces: about 5x the tree (``DISK_PER_INPUT``; checked before it starts). agentsview reads
+only the tree: every other harness folder it knows is pointed at an empty folder, and
+``HOME`` is a temp folder, so neither tool sees this machine's own sessions.
+
+**At 3 GB** (issue 43 goal 5: a year of a heavy user's history)::
+
+    .venv/bin/python bench/peers.py --mb 3000 --rounds 1 --skip search --tree ~/peers-tree-3000
+
+``--skip startup,search`` leaves out parts of goal 3: ``startup`` the read commands as
+processes, ``search`` the search command's latency with the embedding pass before it and the
+store with the vectors (the pass embeds about 570 rows a MB, some 1.7 million at 3 GB: about
+half an hour here). ``--tree DIR`` builds the tree in DIR and keeps it, and a later run with
+the same ``--mb`` uses it again (each round still imports its own copy). The import's own
+progress bar is drawn only on a terminal (``_ImportBars``), and the benchmark captures the
+output, so it is not in the timed runs; bench/README.md says how it was checked.
 """
 
 from __future__ import annotations
