@@ -154,6 +154,48 @@ def test_what_the_fast_path_cannot_take_runs_as_before(
     assert "typer" in loaded.split()  # Typer ran it
 
 
+#: Modules each read command's fast path must not load (issue 43 goal 3, each about a
+#: millisecond or more of its start): ``core.records`` and ``store.records`` (frozen
+#: dataclasses it never builds), ``difflib`` (for an edit's diff: the session has none), and
+#: for ``sessions`` the redaction (its titles are kept).
+NOT_LOADED = {
+    "sessions": ("continuity.core.records", "continuity.redaction"),
+    "show": ("continuity.core.records", "continuity.store.records", "difflib"),
+    "continue": ("continuity.core.records", "continuity.store.records", "difflib"),
+}
+
+
+@pytest.mark.parametrize(
+    "argv", [["sessions"], ["show", CLAUDE], ["continue", CLAUDE], ["continue", CLAUDE, "--json"]]
+)
+def test_the_fast_path_loads_only_what_the_command_uses(
+    sample: Path, tmp_path: Path, argv: list[str]
+):
+    avoid = NOT_LOADED[argv[0]]
+    check = (
+        "import atexit, os, sys\n"
+        f"avoid = {avoid!r}\n"
+        "def _loaded():\n"
+        "    found = sorted(m for m in sys.modules if m.startswith(avoid))\n"
+        "    ours = any(m.startswith('continuity.store.lite') for m in sys.modules)\n"
+        "    open(os.environ['LOADED'], 'w').write(' '.join(found) if ours else 'no lite')\n"
+        "atexit.register(_loaded)\n"
+        "sys.argv[0] = 'continuity'\n"
+        "from continuity.cli.hookcmd import console\n"
+        "console()\n"
+    )
+    loaded = tmp_path / "loaded.txt"
+    for _ in range(2):  # the first ``sessions`` may compute and keep the titles
+        done = subprocess.run(
+            [sys.executable, "-c", check, *argv],
+            env=_env(sample, LOADED=str(loaded)),
+            capture_output=True,
+            check=False,
+        )
+    assert done.returncode == 0 and done.stdout
+    assert loaded.read_text() == ""  # the fast path ran (store.lite) and loaded none of them
+
+
 def test_a_console_rich_styles_is_left_to_rich(sample: Path, tmp_path: Path):
     """``FORCE_COLOR`` makes Rich style a pipe as a terminal: the text goes through Typer and
     Rich (``--json`` does not: it never goes through Rich)."""

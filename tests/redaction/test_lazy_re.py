@@ -55,3 +55,18 @@ def test_the_stand_in_is_a_lazy_pattern():
     from continuity.redaction import funnel
 
     assert isinstance(funnel._ANCHOR_RE, LazyPattern)
+
+
+def test_each_anchor_runs_the_handlers_of_every_anchor_it_starts_with():
+    """``funnel._DISPATCH``, found among each anchor's own prefixes (issue 43 goal 3), is the
+    pairwise rule it replaced: every anchor that ``lit`` starts with, in ``_HANDLERS``' order."""
+    from continuity.redaction import funnel
+
+    handlers = funnel._HANDLERS
+    pairwise = {
+        lit: [h for other, hs in handlers.items() if lit.startswith(other) for h in hs]
+        for lit in handlers
+    }
+    assert pairwise == funnel._DISPATCH
+    assert funnel._DISPATCH["authorization"][-1] == "auth"
+    assert "kv" in funnel._DISPATCH["authorization"]  # "auth…" is a secret key's stem too

@@ -24,7 +24,6 @@ call whose arguments do not have these shapes gives None (shown as JSON, as befo
 
 from __future__ import annotations
 
-import difflib
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -67,6 +66,8 @@ Pair = tuple[str, str, bool]
 
 
 def _unified(path: str, pairs: list[Pair]) -> FileDiff:
+    import difflib  # only for an edit: ``show`` of a session without one loads none (issue 43)
+
     diff = FileDiff(path)
     for old, new, every in pairs:
         if every:

@@ -87,10 +87,6 @@ def session_titles(store: Any, sessions: Iterable[Session], *, raw: bool = False
     read again (one bounded read) and, when that is unchanged, only its new rows scanned for
     secrets the line holds. New answers are kept when the store can be written (a read-only
     workspace computes them each time)."""
-    from continuity.redaction.funnel import redact
-    from continuity.redaction.session import secrets_in_text
-    from continuity.store.base import KeptTitle
-
     sessions = list(sessions)
     keeps = hasattr(store, "kept_titles") and not raw
     kept: dict[str, Any] = {}
@@ -114,6 +110,11 @@ def session_titles(store: Any, sessions: Iterable[Session], *, raw: bool = False
             if text:
                 found[s.key] = cut_on_word(text)
             continue
+        # only now: a listing of kept titles (or --raw) loads no redaction (issue 43 goal 3)
+        from continuity.redaction.funnel import redact
+        from continuity.redaction.session import secrets_in_text
+        from continuity.store.base import KeptTitle
+
         # redacted before the cut: a secret cut in two by the word cut is still found (the
         # first REDACT_CHARS only: a pasted log as the first request stays cheap)
         line = " ".join(text[:REDACT_CHARS].split()) if text else ""

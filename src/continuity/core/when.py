@@ -14,7 +14,8 @@ from typing import overload
 
 from continuity.core.errors import InputError
 
-_AGE = re.compile(r"\s*(\d{1,12})\s*(s|sec|m|min|h|d|w)\s*", re.IGNORECASE)
+#: compiled on first use (``re``'s cache): the read commands import this module, few parse a time
+_AGE = r"\s*(\d{1,12})\s*(s|sec|m|min|h|d|w)\s*"
 _SECONDS = {"s": 1, "sec": 1, "m": 60, "min": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
 FORMS = "a date (2026-11-30), a time (2026-11-30T14:00) or an age (90min, 12h, 7d, 2w)"
 
@@ -23,7 +24,7 @@ def parse_when(value: str, *, now: datetime | None = None, field_name: str = "--
     """``value`` as an aware datetime (module docstring); ``now`` defaults to the current UTC
     time. Raises ``InputError`` naming ``field_name``."""
     now = now or datetime.now(UTC)
-    age = _AGE.fullmatch(value)
+    age = re.fullmatch(_AGE, value, re.IGNORECASE)
     if age:
         try:
             return now - timedelta(seconds=int(age.group(1)) * _SECONDS[age.group(2).lower()])

@@ -26,19 +26,25 @@ from typing import TYPE_CHECKING, Any
 from continuity.core.errors import ContinuityError, SchemaOutOfDate, StoreError
 from continuity.core.model import Entry
 from continuity.core.private import private_dir, private_open
-from continuity.store.base import ImportIssue, RawLine, RowMeta, SourceState, Store
+from continuity.store.base import RowMeta, Store
 
 if TYPE_CHECKING:
+    from continuity.store.records import ImportIssue, RawLine, SourceState
     from continuity.store.sql import SqlStore
 
 
 def __getattr__(name: str) -> Any:
     """``SqlStore`` on first use (PEP 562): importing the package, or ``store.base`` and
-    ``store.lite`` in it, loads no SQLAlchemy (issue 43 goal 3: the read commands' start)."""
+    ``store.lite`` in it, loads no SQLAlchemy (issue 43 goal 3: the read commands' start);
+    ``SourceState``, ``RawLine`` and ``ImportIssue`` (``store.records``) likewise."""
     if name == "SqlStore":
         from continuity.store.sql import SqlStore
 
         return SqlStore
+    if name in ("SourceState", "RawLine", "ImportIssue"):
+        from continuity.store import records
+
+        return getattr(records, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 

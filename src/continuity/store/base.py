@@ -32,54 +32,6 @@ class RowMeta:
 
 
 @dataclass(frozen=True, slots=True)
-class SourceState:
-    """Import progress of one source file (spec/formats.md §5.2): ``offset`` is the byte offset
-    after the last complete line read, ``line_count`` the lines consumed before it,
-    ``prefix_sha256`` the SHA-256 of the first 64 KiB, ``reader_state`` the reader's JSON state."""
-
-    path: str
-    session_key: str
-    harness: str
-    inode: int | None
-    size: int
-    offset: int
-    line_count: int
-    prefix_sha256: str
-    reader_state: str | None
-    updated_at: datetime | None = None
-    #: when the archive found the file missing (issue 18), None while it exists
-    gone_at: datetime | None = None
-    #: issue 17: the first seq of this file's rows whose checkpoint replay and transcript are
-    #: still due (an import stored them and was interrupted before those phases ran); None
-    #: when nothing is due. Set with the rows, cleared by ``Store.settle_sources``.
-    pending_from: int | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class RawLine:
-    """One source line's raw bytes with its position (lossless retention, formats.md §5.4)."""
-
-    path: str
-    line_no: int
-    byte_offset: int
-    sha256: str
-    data: bytes
-
-
-@dataclass(frozen=True, slots=True)
-class KeptTitle:
-    """A session's kept title line: ``line`` (redacted, at most ``browse.titles.REDACT_CHARS``
-    characters, one line) computed from the own title hashing to ``own_sha256`` and the
-    unredacted line hashing to ``line_sha256``, with rows ``0 .. entry_count - 1`` scanned."""
-
-    session_key: str
-    own_sha256: str
-    line_sha256: str
-    entry_count: int
-    line: str
-
-
-@dataclass(frozen=True, slots=True)
 class KeptSecrets:
     """A session's kept secret values (revision 0028, ``redaction.session.session_secrets``):
     ``secrets`` maps each value (8 characters or more) to its kind, found in the own title
@@ -119,18 +71,6 @@ def decode_kept_secrets(
     if not isinstance(found, dict) or not all(isinstance(v, str) for v in found.values()):
         return None
     return KeptSecrets(key, own_sha256, int(entry_count), int(last_seq), found)
-
-
-@dataclass(frozen=True, slots=True)
-class ImportIssue:
-    """A line that could not be imported: ``path:line_no``, where it is and why."""
-
-    path: str
-    line_no: int
-    byte_offset: int
-    byte_length: int
-    reason: str
-    raw_sha256: str
 
 
 class Store(Protocol):
@@ -246,3 +186,28 @@ class Store(Protocol):
     def raw_lines(self, path: str) -> Iterator[RawLine]: ...
     def put_issues(self, issues: Sequence[ImportIssue]) -> None: ...
     def issues(self, path: str | None = None) -> list[ImportIssue]: ...
+
+
+#: What ``store.records`` holds, re-exported here on first use (PEP 562): ``show`` and
+#: ``continue`` import this module without building them (issue 43 goal 3).
+_RECORDS = ("SourceState", "RawLine", "KeptTitle", "ImportIssue")
+
+
+def __getattr__(name: str) -> object:
+    """``store.records``' names (``_RECORDS``), imported on first use; ``AttributeError`` for
+    any other name."""
+    if name in _RECORDS:
+        from continuity.store import records
+
+        return getattr(records, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # the names as a type checker sees them
+    from continuity.store.records import (
+        ImportIssue as ImportIssue,
+        KeptTitle as KeptTitle,
+        RawLine as RawLine,
+        SourceState as SourceState,
+    )

@@ -21,7 +21,7 @@ Over 600 lines: one query per ``Store`` read it answers, each with its fallback 
 store inside a ``batch()``, and the row decoders mirroring ``SqlStore``'s; split by table,
 the pieces would share every helper and the snapshot logic.
 
-May import: ``core`` and ``store.base`` (never ``store.sql`` or SQLAlchemy at import).
+May import: ``core``, ``store.base`` and ``store.records`` (never ``store.sql`` or SQLAlchemy at import).
 """
 
 from __future__ import annotations
@@ -44,7 +44,7 @@ from continuity.core.model import (
     Session,
     ToolCallIndex,
 )
-from continuity.store.base import RowMeta, SourceState
+from continuity.store.base import RowMeta
 from continuity.store.rows import (
     COMPACTION_ROW,
     UNPAIRED_CALL,
@@ -54,6 +54,7 @@ from continuity.store.rows import (
 )
 
 if TYPE_CHECKING:
+    from continuity.store.records import SourceState
     from continuity.store.sql import SqlStore
 
 #: The schema revision these queries read (``store.HEAD_REVISION`` when written; a test keeps
@@ -277,7 +278,7 @@ class LiteStore:
         """``store.titles.TitleStoreMixin.kept_titles`` over ``sqlite3`` (revision 0025)."""
         if (full := self._through()) is not None:
             return full.kept_titles(keys)
-        from continuity.store.base import KeptTitle
+        from continuity.store.records import KeptTitle
 
         wanted = [_nf(k) for k in dict.fromkeys(keys)]
         out: dict[str, Any] = {}
@@ -363,6 +364,8 @@ class LiteStore:
         query per 500 paths)."""
         if (full := self._through()) is not None:
             return full.get_sources(paths)
+        from continuity.store.records import SourceState  # the import's only: not at start
+
         wanted = list(dict.fromkeys(paths))
         out: dict[str, SourceState] = {}
         for i in range(0, len(wanted), _CHUNK):
