@@ -16,12 +16,19 @@ A file's rows stay due (``SourceState.pending_from``, set in the transaction tha
 them) until the transcript phase, the last, wrote their session's transcript (its
 transaction clears it: ``Store.settle_sources``): an import interrupted between the two
 leaves them due, and the next one derives them even though the file is unchanged.
+
+Issue 43 goal 1: while ``ingest`` runs, the objects that existed when it began (the modules
+loaded, SQLAlchemy's and Alembic's among them: about 100,000) are frozen (``gc.freeze``) and
+thawed at its end, so the collector's full passes, which a large import triggers several
+times, walk only the import's own objects (on the 50 MB tree: 0.45 -> 0.13 CPU s).
 """
 
 from __future__ import annotations
 
+import gc
 import os
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -70,6 +77,42 @@ def ingest(
     ``transcripts``). The reports are appended to ``report`` when given (the caller's, which
     may already hold unreadable paths). Raises what the phases raise for bad settings
     (``ConfigError``); a file or session that fails is reported, and the others go on."""
+    with _frozen_heap():
+        return _ingest(
+            store,
+            files,
+            config=config,
+            home=home,
+            progress=progress,
+            done=done,
+            phase=phase,
+            report=report,
+        )
+
+
+@contextmanager
+def _frozen_heap() -> Iterator[None]:
+    """Freeze the objects alive now for the block (module docstring): the collector's passes
+    skip them, and they are thawed (back in the oldest generation) afterwards, so nothing
+    stays uncollectable. A nested or concurrent use thaws early, which costs only speed."""
+    gc.freeze()
+    try:
+        yield
+    finally:
+        gc.unfreeze()
+
+
+def _ingest(
+    store: SqlStore,
+    files: Iterable[Path],
+    *,
+    config: CheckpointConfig,
+    home: str | os.PathLike[str] | None,
+    progress: Callable[[int], None] | None,
+    done: Callable[[FileReport], None] | None,
+    phase: Callable[[str], None] | None,
+    report: ImportReport | None,
+) -> IngestResult:
     from continuity.checkpoints.recovery import replay_import
 
     out = IngestResult(report if report is not None else ImportReport())
