@@ -20,7 +20,9 @@ leaves them due, and the next one derives them even though the file is unchanged
 Issue 43 goal 1: while ``ingest`` runs, the objects that existed when it began (the modules
 loaded, SQLAlchemy's and Alembic's among them: about 100,000) are frozen (``gc.freeze``) and
 thawed at its end, so the collector's full passes, which a large import triggers several
-times, walk only the import's own objects (on the 50 MB tree: 0.45 -> 0.13 CPU s).
+times, walk only the import's own objects, and the young generation is collected every
+``YOUNG_THRESHOLD`` allocations instead of 700. On the 50 MB tree the collector's time went
+from 0.61 to 0.13 CPU s (full passes 0.45 -> 0.03).
 """
 
 from __future__ import annotations
@@ -44,6 +46,10 @@ if TYPE_CHECKING:
 #: many bytes of lines (``FileReport.offset - resumed_from``, counted for files whose rows
 #: were kept), and at the end.
 CHUNK_BYTES = 16 * 1024 * 1024
+#: The young generation's collection threshold while ``ingest`` runs (the default is 700):
+#: most of an import's objects die young by reference counting, and fewer passes promote
+#: fewer of them to be walked again (module docstring).
+YOUNG_THRESHOLD = 20_000
 
 
 @dataclass
@@ -92,13 +98,18 @@ def ingest(
 
 @contextmanager
 def _frozen_heap() -> Iterator[None]:
-    """Freeze the objects alive now for the block (module docstring): the collector's passes
-    skip them, and they are thawed (back in the oldest generation) afterwards, so nothing
-    stays uncollectable. A nested or concurrent use thaws early, which costs only speed."""
+    """Freeze the objects alive now for the block and collect the young generation every
+    ``YOUNG_THRESHOLD`` allocations (module docstring): the collector's passes skip the frozen
+    objects, which are thawed (back in the oldest generation) afterwards, so nothing stays
+    uncollectable, and the thresholds are restored. A nested or concurrent use thaws early,
+    which costs only speed."""
+    threshold = gc.get_threshold()
     gc.freeze()
+    gc.set_threshold(YOUNG_THRESHOLD, *threshold[1:])
     try:
         yield
     finally:
+        gc.set_threshold(*threshold)
         gc.unfreeze()
 
 
