@@ -336,3 +336,21 @@ def test_ingest_freezes_the_heap_while_it_runs_and_thaws_it_after(tmp_path):
             ingest(store, [sample], config=CheckpointConfig(), home=tmp_path / "h2", done=fail)
         assert gc.get_freeze_count() == 0
         assert gc.get_threshold() == threshold
+
+
+def test_frozen_heap_overlapping_uses_restore_the_thresholds_once_the_last_ends():
+    """Two overlapping ``ingest`` calls (the daemon's threads): the heap stays frozen until
+    the last ends, and the thresholds found before the first come back (the second must not
+    keep the raised one it found)."""
+    import gc
+
+    before = gc.get_threshold()
+    with ingest_mod._frozen_heap():
+        first = ingest_mod._frozen_heap()
+        first.__enter__()
+        assert gc.get_threshold()[0] == ingest_mod.YOUNG_THRESHOLD
+    assert gc.get_freeze_count() > 0  # one still runs
+    assert gc.get_threshold()[0] == ingest_mod.YOUNG_THRESHOLD
+    first.__exit__(None, None, None)
+    assert gc.get_freeze_count() == 0
+    assert gc.get_threshold() == before

@@ -29,11 +29,12 @@ from __future__ import annotations
 
 import gc
 import os
+import threading
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from continuity.formats.importer import FileReport, ImportReport, import_files
 from continuity.transcripts.session_transcripts import ImportSync, sync_import_report
@@ -96,21 +97,32 @@ def ingest(
         )
 
 
+#: How many ``ingest`` calls run now (the daemon's threads may overlap) and the collector's
+#: thresholds before the first began: the first freezes, the last thaws and restores.
+_heap: dict[str, Any] = {"users": 0, "threshold": None}
+_heap_lock = threading.Lock()
+
+
 @contextmanager
 def _frozen_heap() -> Iterator[None]:
     """Freeze the objects alive now for the block and collect the young generation every
     ``YOUNG_THRESHOLD`` allocations (module docstring): the collector's passes skip the frozen
-    objects, which are thawed (back in the oldest generation) afterwards, so nothing stays
-    uncollectable, and the thresholds are restored. A nested or concurrent use thaws early,
-    which costs only speed."""
-    threshold = gc.get_threshold()
-    gc.freeze()
-    gc.set_threshold(YOUNG_THRESHOLD, *threshold[1:])
+    objects, which are thawed (back in the oldest generation) when the last block running
+    ends, so nothing stays uncollectable, and the thresholds it found are restored."""
+    with _heap_lock:
+        _heap["users"] += 1
+        if _heap["users"] == 1:
+            _heap["threshold"] = gc.get_threshold()
+            gc.freeze()
+            gc.set_threshold(YOUNG_THRESHOLD, *_heap["threshold"][1:])
     try:
         yield
     finally:
-        gc.set_threshold(*threshold)
-        gc.unfreeze()
+        with _heap_lock:
+            _heap["users"] -= 1
+            if _heap["users"] == 0:
+                gc.set_threshold(*_heap["threshold"])
+                gc.unfreeze()
 
 
 def _ingest(
