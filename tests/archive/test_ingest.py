@@ -306,3 +306,51 @@ def test_an_import_interrupted_before_its_phases_is_derived_by_the_next(
     for harness in got["files"]:  # the same records (a resumed file's order may differ)
         key = lambda r: (r.session_key, r.seq)  # noqa: E731
         assert sorted(got["files"][harness], key=key) == sorted(expected["files"][harness], key=key)
+
+
+def test_ingest_freezes_the_heap_while_it_runs_and_thaws_it_after(tmp_path):
+    """Issue 43 goal 1: the objects alive before ``ingest`` are frozen while it runs (the
+    collector's full passes skip them), the young generation's threshold raised, and both
+    undone when it returns or raises, so nothing is left uncollectable."""
+    import gc
+
+    sample = SHARED_DATA / "claude-code" / "5c0375b4-57a5-4f26-b12d-d022ee4e51b7.jsonl"
+    seen: list[int] = []
+
+    def done(_report) -> None:
+        seen.append(gc.get_freeze_count())
+        assert gc.get_threshold()[0] == ingest_mod.YOUNG_THRESHOLD
+
+    def fail(_report) -> None:
+        raise KeyboardInterrupt
+
+    assert gc.get_freeze_count() == 0
+    threshold = gc.get_threshold()
+    assert threshold[0] != ingest_mod.YOUNG_THRESHOLD
+    with open_store(tmp_path / "a.db") as store:
+        ingest(store, [sample], config=CheckpointConfig(), home=tmp_path / "h", done=done)
+        assert len(seen) == 1 and seen[0] > 1000
+        assert gc.get_freeze_count() == 0
+        assert gc.get_threshold() == threshold
+        with pytest.raises(KeyboardInterrupt):
+            ingest(store, [sample], config=CheckpointConfig(), home=tmp_path / "h2", done=fail)
+        assert gc.get_freeze_count() == 0
+        assert gc.get_threshold() == threshold
+
+
+def test_frozen_heap_overlapping_uses_restore_the_thresholds_once_the_last_ends():
+    """Two overlapping ``ingest`` calls (the daemon's threads): the heap stays frozen until
+    the last ends, and the thresholds found before the first come back (the second must not
+    keep the raised one it found)."""
+    import gc
+
+    before = gc.get_threshold()
+    with ingest_mod._frozen_heap():
+        first = ingest_mod._frozen_heap()
+        first.__enter__()
+        assert gc.get_threshold()[0] == ingest_mod.YOUNG_THRESHOLD
+    assert gc.get_freeze_count() > 0  # one still runs
+    assert gc.get_threshold()[0] == ingest_mod.YOUNG_THRESHOLD
+    first.__exit__(None, None, None)
+    assert gc.get_freeze_count() == 0
+    assert gc.get_threshold() == before

@@ -16,15 +16,25 @@ A file's rows stay due (``SourceState.pending_from``, set in the transaction tha
 them) until the transcript phase, the last, wrote their session's transcript (its
 transaction clears it: ``Store.settle_sources``): an import interrupted between the two
 leaves them due, and the next one derives them even though the file is unchanged.
+
+Issue 43 goal 1: while ``ingest`` runs, the objects that existed when it began (the modules
+loaded, SQLAlchemy's and Alembic's among them: about 100,000) are frozen (``gc.freeze``) and
+thawed at its end, so the collector's full passes, which a large import triggers several
+times, walk only the import's own objects, and the young generation is collected every
+``YOUNG_THRESHOLD`` allocations instead of 700. On the 50 MB tree the collector's time went
+from 0.61 to 0.13 CPU s (full passes 0.45 -> 0.03).
 """
 
 from __future__ import annotations
 
+import gc
 import os
-from collections.abc import Callable, Iterable
+import threading
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from continuity.formats.importer import FileReport, ImportReport, import_files
 from continuity.transcripts.session_transcripts import ImportSync, sync_import_report
@@ -37,6 +47,10 @@ if TYPE_CHECKING:
 #: many bytes of lines (``FileReport.offset - resumed_from``, counted for files whose rows
 #: were kept), and at the end.
 CHUNK_BYTES = 16 * 1024 * 1024
+#: The young generation's collection threshold while ``ingest`` runs (the default is 700):
+#: most of an import's objects die young by reference counting, and fewer passes promote
+#: fewer of them to be walked again (module docstring).
+YOUNG_THRESHOLD = 20_000
 
 
 @dataclass
@@ -70,6 +84,58 @@ def ingest(
     ``transcripts``). The reports are appended to ``report`` when given (the caller's, which
     may already hold unreadable paths). Raises what the phases raise for bad settings
     (``ConfigError``); a file or session that fails is reported, and the others go on."""
+    with _frozen_heap():
+        return _ingest(
+            store,
+            files,
+            config=config,
+            home=home,
+            progress=progress,
+            done=done,
+            phase=phase,
+            report=report,
+        )
+
+
+#: How many ``ingest`` calls run now (the daemon's threads may overlap) and the collector's
+#: thresholds before the first began: the first freezes, the last thaws and restores.
+_heap: dict[str, Any] = {"users": 0, "threshold": None}
+_heap_lock = threading.Lock()
+
+
+@contextmanager
+def _frozen_heap() -> Iterator[None]:
+    """Freeze the objects alive now for the block and collect the young generation every
+    ``YOUNG_THRESHOLD`` allocations (module docstring): the collector's passes skip the frozen
+    objects, which are thawed (back in the oldest generation) when the last block running
+    ends, so nothing stays uncollectable, and the thresholds it found are restored."""
+    with _heap_lock:
+        _heap["users"] += 1
+        if _heap["users"] == 1:
+            _heap["threshold"] = gc.get_threshold()
+            gc.freeze()
+            gc.set_threshold(YOUNG_THRESHOLD, *_heap["threshold"][1:])
+    try:
+        yield
+    finally:
+        with _heap_lock:
+            _heap["users"] -= 1
+            if _heap["users"] == 0:
+                gc.set_threshold(*_heap["threshold"])
+                gc.unfreeze()
+
+
+def _ingest(
+    store: SqlStore,
+    files: Iterable[Path],
+    *,
+    config: CheckpointConfig,
+    home: str | os.PathLike[str] | None,
+    progress: Callable[[int], None] | None,
+    done: Callable[[FileReport], None] | None,
+    phase: Callable[[str], None] | None,
+    report: ImportReport | None,
+) -> IngestResult:
     from continuity.checkpoints.recovery import replay_import
 
     out = IngestResult(report if report is not None else ImportReport())

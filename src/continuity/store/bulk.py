@@ -261,6 +261,12 @@ class BulkWriter:
             f"{q('tool_calls')} WHERE {q('session_key')} = {mark} AND "
             f"{q('call_id')} IN ({{marks}})"
         )
+        # the raw lines kept already among a batch's, as plain SQL (issue 43 goal 1: the
+        # SQLAlchemy select's IN-list took more to build than SQLite to answer); keys as
+        # stored, 32 bytes (``schema.Sha256``)
+        self._kept_sql = (
+            f"SELECT {q('sha256')} FROM {q('raw_lines')} WHERE {q('sha256')} IN ({{marks}})"
+        )
         self.entries = BulkInsert(t.entries, ENTRY_COLUMNS, dialect)
         self.raw_lines = BulkInsert(
             t.raw_lines,
@@ -334,10 +340,13 @@ class BulkWriter:
         a line) stays as that writer kept it; the block row written here for it then holds
         bytes no row reads, never a wrong one."""
         distinct = {ln.sha256: ln.data for ln in lines}
-        c = t.raw_lines.c
         for part in _chunks(list(distinct)):
-            for (sha,) in conn.execute(select(c.sha256).where(c.sha256.in_(part))):
-                distinct.pop(sha, None)  # kept already: its bytes are not packed again
+            marks = ", ".join([self._mark] * len(part))
+            found = conn.exec_driver_sql(
+                self._kept_sql.format(marks=marks), tuple(map(t.Sha256.stored, part))
+            )
+            for (sha,) in found:
+                distinct.pop(bytes(sha).hex(), None)  # kept already: not packed again
         alone, blocks = rawcodec.pack(list(distinct.items()))
         rows = [(sha, data, codec, None, None) for sha, data, codec in alone]
         for block in blocks:
