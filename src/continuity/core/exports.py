@@ -12,19 +12,25 @@ import sys
 # this module, and its import test counts every module it loads.
 
 
-def lazy_exports(package: str, names: dict[str, str]) -> tuple[object, object]:
+def lazy_exports(
+    package: str, names: dict[str, str], *, module: str | None = None
+) -> tuple[object, object]:
     """``(__getattr__, __dir__)`` (two functions) for ``package``, which re-exports ``names`` (a public name →
-    the submodule that owns it, relative to ``package``). A name is looked up in its module on
+    the submodule that owns it, relative to ``package``); ``module``: the module that
+    re-exports them when it is not ``package`` itself (``core.model`` gives ``core.records``'
+    names, issue 43 goal 3). A name is looked up in its module on
     every access, never cached, so a test that patches the owning module's attribute patches
     what the package gives too. Safe from several threads: a name whose module another thread
     is importing is given once that import is complete. Raises ``AttributeError`` for a name
     not in ``names``."""
 
+    owner = module or package
+
     def __getattr__(name: str) -> object:
-        module = names.get(name)
-        if module is None:
-            raise AttributeError(f"module {package!r} has no attribute {name!r}")
-        full = f"{package}.{module}"
+        sub = names.get(name)
+        if sub is None:
+            raise AttributeError(f"module {owner!r} has no attribute {name!r}")
+        full = f"{package}.{sub}"
         found = sys.modules.get(full)
         # A module another thread is still importing is in sys.modules half-initialised
         # (issue 45 item 10: concurrent session starts got ImportError, HTTP 500):
@@ -35,6 +41,6 @@ def lazy_exports(package: str, names: dict[str, str]) -> tuple[object, object]:
         return getattr(found, name)
 
     def __dir__() -> list[str]:
-        return sorted(set(names) | set(sys.modules[package].__dict__))
+        return sorted(set(names) | set(sys.modules[owner].__dict__))
 
     return __getattr__, __dir__

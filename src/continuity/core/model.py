@@ -21,6 +21,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from continuity.core.exports import lazy_exports
+
 
 class Role(str, enum.Enum):
     """Who authored a row, as the continuation view names it (`continue --json` ``role``)."""
@@ -293,14 +295,9 @@ _RECORDS = (
 )
 
 
-def __getattr__(name: str) -> object:
-    """``core.records``' names (``_RECORDS``), imported on first use; ``AttributeError`` for
-    any other name."""
-    if name in _RECORDS:
-        from continuity.core import records
-
-        return getattr(records, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+__getattr__, __dir__ = lazy_exports(  # ``continuity.core.records``' names, on first use
+    "continuity.core", dict.fromkeys(_RECORDS, "records"), module=__name__
+)
 
 
 TYPE_CHECKING = False

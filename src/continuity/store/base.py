@@ -16,6 +16,7 @@ from typing import Protocol
 
 import orjson
 
+from continuity.core.exports import lazy_exports
 from continuity.core.model import Entry, EntryKind, Note, Role, Run, Session, ToolCallIndex
 
 
@@ -193,14 +194,9 @@ class Store(Protocol):
 _RECORDS = ("SourceState", "RawLine", "KeptTitle", "ImportIssue")
 
 
-def __getattr__(name: str) -> object:
-    """``store.records``' names (``_RECORDS``), imported on first use; ``AttributeError`` for
-    any other name."""
-    if name in _RECORDS:
-        from continuity.store import records
-
-        return getattr(records, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+__getattr__, __dir__ = lazy_exports(  # ``continuity.store.records``' names, on first use
+    "continuity.store", dict.fromkeys(_RECORDS, "records"), module=__name__
+)
 
 
 TYPE_CHECKING = False
