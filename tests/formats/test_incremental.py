@@ -628,3 +628,24 @@ def test_a_copy_with_a_line_changed_is_read_again_from_its_start(tmp_path):
         assert f.status == "imported" and f.resumed_from == 0 and f.imported == 1
         texts = [e.text() for e in store.entries(f.session_key, limit=10_000)]
         assert sum(t.startswith("CHANGED ") for t in texts) == 1
+
+
+def test_a_copy_with_blank_lines_crlf_and_an_unfinished_last_line_is_read_on(tmp_path):
+    """The line-by-line comparison sees the lines as the import read them: a blank line, a
+    line ending in CRLF, and a last line still unterminated when it was read (left for later,
+    then finished in the copy) do not make a copy look changed."""
+    lines = _lines(CLAUDE)
+    body = lines[0] + b"\n" + lines[1].rstrip(b"\n") + b"\r\n" + b"".join(lines[2:6])
+    tail = lines[6].rstrip(b"\n")
+    path = tmp_path / CLAUDE.name
+    path.write_bytes(body + tail[:40])  # a line being written
+    home = tmp_path / "home"
+    with open_store(tmp_path / "a.db") as store:
+        _import(store, home, path)
+        before = store.get_source(str(path))
+        assert before.offset == len(body)
+        _copy_over(path, body + tail + b"\n" + b"".join(lines[7:9]))
+        report, _, _ = _import(store, home, path)
+        (f,) = report.files
+        assert f.status == "imported" and f.resumed_from == len(body)
+        assert f.duplicate == 0 and f.imported >= 1
