@@ -417,20 +417,16 @@ def _import_once(
         except OSError as exc:
             report.fail(f"cannot read: {exc.strerror or exc}", InputError.exit_code)
             return
-    # §5.2: same inode, not shorter, same leading bytes: the file grew (or is unchanged).
-    resume = (
-        source is not None
-        and source.inode == stat.st_ino
-        and stat.st_size >= source.size
-        and source.prefix_sha256 == prefix
+    # §5.2: not shorter, same leading bytes and the same inode: the file grew (or is unchanged)
+    same_head = (
+        source is not None and stat.st_size >= source.size and source.prefix_sha256 == prefix
     )
+    resume = same_head and source is not None and source.inode == stat.st_ino
     if (
-        not resume
+        same_head
+        and not resume
         and parsed is None
         and source is not None
-        and source.inode != stat.st_ino
-        and stat.st_size >= source.size
-        and source.prefix_sha256 == prefix
         and not is_document(p)
         and same_lines(store, source, p)
     ):
