@@ -465,3 +465,33 @@ def test_without_the_extra_words_only_and_said_once(store, embedder, monkeypatch
     assert [(h.session_key, h.seq, h.vector_rank) for h in first] == [("s", 0, None)]
     assert second == []  # no shared word, and no vectors
     assert capsys.readouterr().err.count(emb.MISSING_EXTRA) == 1
+
+
+@pytest.mark.parametrize("mode", ["hybrid", "words"])
+def test_a_short_list_is_the_head_of_a_long_one_when_a_word_is_common(
+    sqlite_store, embedder, monkeypatch, mode
+):
+    """``search -n 3`` gives the first three rows of ``search -n 30`` (found on the 320 MB
+    tree of ``bench/peers.py``, whose sessions repeat: five of ten queries differed). The
+    word is in more rows than the bounded ranking ranks (``RANK_WINDOW``, 20 here), so words
+    rank the newest 20 of them; a deeper read of the words list (30 rows here) ranked every
+    match instead, and the older sessions' rows, first by key, came to the top."""
+    from continuity.store import fts
+
+    monkeypatch.setattr(fts, "RANK_WINDOW", 20)
+    monkeypatch.setattr(hybrid, "FIRST_DEPTH", 1)
+    store = sqlite_store
+    for i in range(30):
+        _session(
+            store, f"s{i:02d}", ["deploy the staging server", "done"], start=NOW - timedelta(1)
+        )
+    embed_pending(store, embedder)
+    short = hybrid_entries(store, "deploy", limit=3, now=NOW, mode=mode)
+    long = hybrid_entries(store, "deploy", limit=30, now=NOW, mode=mode)
+    assert len(short) == 3
+    assert [(h.session_key, h.seq) for h in short] == [(h.session_key, h.seq) for h in long[:3]]
+    assert [h.score for h in short] == [h.score for h in long[:3]]
+    # the bounded words list: the newest 20 rows holding the word (the same text), by key;
+    # in hybrid the older ten follow, found by meaning alone
+    assert [h.session_key for h in long[:20]] == [f"s{i:02d}" for i in range(10, 30)]
+    assert len(long) == (30 if mode == "hybrid" else 20)

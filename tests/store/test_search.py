@@ -223,3 +223,17 @@ def test_entries_matching_tells_which_rows_hold_a_word(corpus):
     assert corpus.entries_matching(["flaky", "migrations"], rows) == {("cc1", 0), ("cx1", 0)}
     assert corpus.entries_matching(["zzz"], rows) == set()
     assert corpus.entries_matching([], rows) == set() == corpus.entries_matching(["x"], [])
+
+
+def test_rows_of_the_same_text_rank_by_key_at_any_limit(store):
+    """Twelve sessions hold the same row, so it scores the same in each: ``limit=1`` gives the
+    first of ``limit=12``'s order (score, then session key), not one SQLite met first. The
+    first FTS5 round takes ``4 x limit`` rows, a cut inside the run of equal scores; it took
+    the newest four and ranked ``k08`` first."""
+    for i in range(12):
+        _session(store, f"k{i:02d}", [U("zebra crossing ahead")])
+    every = [(h.session_key, h.seq) for h in store.search_entries(["zebra"], limit=12)]
+    assert every == [(f"k{i:02d}", 0) for i in range(12)]
+    for limit in (1, 2, 5):
+        got = [(h.session_key, h.seq) for h in store.search_entries(["zebra"], limit=limit)]
+        assert got == every[:limit]

@@ -266,8 +266,12 @@ def test_bounded_scores_are_the_whole_query_bm25(tmp_path_factory, docs, query, 
     for rowid, score in ranked:
         assert score == pytest.approx(exact[rowid], rel=1e-12)
     assert [s for _, s in ranked] == sorted(s for _, s in ranked)
-    if per_term <= window:  # no common term: the exact ranking
-        assert [s for _, s in ranked] == sorted(exact.values())[:k]
-        assert complete == (len(exact) < k)
+    if len(ranked) > k:  # past the k-th only the rows tied with it (fts._with_ties)
+        assert {s for _, s in ranked[k - 1 :]} == {ranked[k - 1][1]}
+    if per_term <= window:  # no common term: the exact ranking, with every tie at the cut
+        best = sorted(exact.values())
+        tied = [s for s in best[k:] if k <= len(best) and s == best[k - 1]]
+        assert [s for _, s in ranked] == best[:k] + tied
+        assert complete == (len(exact) <= k)
     elif ranked and complete:
-        assert len(ranked) < k
+        assert len(ranked) <= k

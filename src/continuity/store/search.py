@@ -374,7 +374,9 @@ class EntrySearchMixin(SqlParts):
             .where(*cond)
         )
         rows = conn.execute(stmt, {"ids": orjson.dumps(list(score)).decode()}).all()
-        if len(rows) >= limit or complete:
+        # No filter: the bounded ranking is the list at any limit (a deeper read, as hybrid
+        # ranking's, must not rank every match instead: its top would change with the depth)
+        if len(rows) >= limit or complete or not cond:
             hits = sorted(rows, key=lambda r: (score[r.entry_no], r.session_key, r.seq))
             best = [r.entry_no for r in hits[:limit]]
             found = (
