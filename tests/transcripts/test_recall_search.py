@@ -266,7 +266,7 @@ def test_bounded_scores_are_the_whole_query_bm25(tmp_path_factory, docs, query, 
     for rowid, score in ranked:
         assert score == pytest.approx(exact[rowid], rel=1e-12)
     assert [s for _, s in ranked] == sorted(s for _, s in ranked)
-    if len(ranked) > k:  # past the k-th only the rows tied with it (fts._with_ties)
+    if len(ranked) > k:  # past the k-th only the rows tied with it (fts._cut)
         assert {s for _, s in ranked[k - 1 :]} == {ranked[k - 1][1]}
     if per_term <= window:  # no common term: the exact ranking, with every tie at the cut
         best = sorted(exact.values())

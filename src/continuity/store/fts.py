@@ -27,6 +27,7 @@ fewer than ``limit`` of the bounded candidates meet the agent and the filters.
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Sequence
 from functools import lru_cache
@@ -117,41 +118,20 @@ def _statements(table: str) -> tuple[Any, Any]:
     return ranked, windowed
 
 
-@lru_cache(maxsize=4)
-def _tied_statements(table: str) -> tuple[Any, Any]:
-    """``(ranked, windowed)`` ties of ``_statements``: every match of ``:q`` whose BM25 is
-    exactly ``:s`` (among the newest ``:w`` matches, for the windowed one)."""
-    ranked = text(
-        f"SELECT rowid, s FROM (SELECT rowid, bm25({table}) AS s FROM {table} "
-        f"WHERE {table} MATCH :q) WHERE s = :s"
-    )
-    windowed = text(
-        f"SELECT rowid, s FROM (SELECT rowid, bm25({table}) AS s FROM {table} "
-        f"WHERE {table} MATCH :q ORDER BY rowid DESC LIMIT :w) WHERE s = :s"
-    )
-    return ranked, windowed
-
-
-def _with_ties(
-    conn: Any, table: str, rows: Sequence[Any], k: int, q: str, w: int | None = None
-) -> list[tuple[int, float]]:
-    """The best ``k`` of ``rows`` (an FTS5 query of ``q`` cut at ``k + 1``, best first:
-    ``(rowid, bm25, ...)``) as ``(rowid, bm25)``, with every other match scoring exactly what
-    the ``k``-th does (among the newest ``w`` matches when given) when the cut fell inside
-    such a run (the ``k + 1``-th scores the same). Rows of the same text score the same, and
-    a cut inside their run keeps the ones SQLite meets first, so which of them a caller ranked
-    (by score, then its own key) depended on ``k``. With the ties every prefix a caller cuts
-    is one total order. One more FTS5 query, only for a cut inside a run of equal scores."""
+def _cut(rows: Sequence[Any], k: int) -> list[tuple[int, float]]:
+    """The best ``k`` of ``rows`` (an FTS5 ranking, best first: ``(rowid, bm25, ...)``) as
+    ``(rowid, bm25)``, and past the ``k``-th every row scoring the same as it. Rows of the
+    same text score the same, and a cut inside their run kept the ones SQLite met first, so
+    which of them a caller ranked (by score, then its own key) depended on ``k``: ``search
+    -n 5`` gave rows that were not the first five of ``search -n 50`` (found on the 320 MB
+    tree of ``bench/peers.py``, whose sessions repeat). With the ties every prefix a caller
+    cuts is one total order. Every statement here ranks at most ``RANK_WINDOW`` rows (the
+    window, or rare phrases whose matches fit in it), so they are all read and cut here:
+    no second query for the ties."""
     out = [(r[0], r[1]) for r in rows[:k]]
-    if len(rows) <= k or rows[k][1] != rows[k - 1][1]:
-        return out
-    ranked, windowed = _tied_statements(table)
-    have = {rowid for rowid, _ in out}
-    params: dict[str, Any] = {"q": q, "s": rows[k - 1][1]}
-    if w is not None:
-        params["w"] = w
-    tied = conn.execute(windowed if w is not None else ranked, params).all()
-    out.extend((r[0], r[1]) for r in sorted(tied) if r[0] not in have)
+    if len(rows) > k:
+        last = rows[k - 1][1]
+        out.extend((r[0], r[1]) for r in itertools.takewhile(lambda r: r[1] == last, rows[k:]))
     return out
 
 
@@ -175,7 +155,7 @@ def rank_fts5(
 ) -> tuple[list[tuple[int, float]], bool]:
     """The best ``k`` FTS5 rows for ``terms`` (any of them): ``([(rowid, bm25)], complete)``,
     best (lowest bm25) first, and past the ``k``-th every row scoring the same as it
-    (``_with_ties``: a caller ordering ties by its own key cuts the same order at any ``k``);
+    (``_cut``: a caller ordering ties by its own key cuts the same order at any ``k``);
     ``complete`` when the list holds every match (no query hit ``k``
     and no window was full: a caller that filters the rows and keeps too few must rank every
     match itself). ``window`` (default ``RANK_WINDOW``) bounds the common phrases' candidates;
@@ -183,11 +163,11 @@ def rank_fts5(
     counts, then one FTS5 query (no common phrase, or only common ones) or three (``_mixed``)."""
     window = RANK_WINDOW if window is None else window
     ranked_sql, windowed_sql = _statements(table)
+    fetch = max(k, window) + 1  # every row ranked (at most the window), cut by ``_cut``
     phrases = list(dict.fromkeys(fts5_phrase(t) for t in terms))
     if len(phrases) == 1:  # its newest `window` matches: every match when it is not common
-        rows = conn.execute(windowed_sql, {"q": phrases[0], "w": window, "k": k + 1}).all()
-        ranked = _with_ties(conn, table, rows, k, phrases[0], window)
-        return ranked, len(rows) <= k and not _full(rows, window)
+        rows = conn.execute(windowed_sql, {"q": phrases[0], "w": window, "k": fetch}).all()
+        return _cut(rows, k), len(rows) <= k and not _full(rows, window)
     counts = dict(zip(phrases, _capped_counts(conn, phrases, window + 1, table), strict=True))
     rare: list[str] = []
     total = 0
@@ -198,9 +178,8 @@ def rank_fts5(
         total += counts[p]
     common = [p for p in phrases if p not in rare]
     if not common:
-        match = " OR ".join(phrases)
-        rows = conn.execute(ranked_sql, {"q": match, "k": k + 1}).all()
-        return _with_ties(conn, table, rows, k, match), len(rows) <= k
+        rows = conn.execute(ranked_sql, {"q": " OR ".join(phrases), "k": fetch}).all()
+        return _cut(rows, k), len(rows) <= k
     some_common = "(" + " OR ".join(common) + ")"
     if rare:
         return _mixed(
@@ -210,14 +189,14 @@ def rank_fts5(
             window - total,
             k,
             table,
+            fetch,
         )
-    rows = conn.execute(windowed_sql, {"q": some_common, "w": window, "k": k + 1}).all()
-    ranked = _with_ties(conn, table, rows, k, some_common, window)
-    return ranked, len(rows) <= k and not _full(rows, window)
+    rows = conn.execute(windowed_sql, {"q": some_common, "w": window, "k": fetch}).all()
+    return _cut(rows, k), len(rows) <= k and not _full(rows, window)
 
 
 def _mixed(
-    conn: Any, common: str, rare: str, left: int, k: int, table: str
+    conn: Any, common: str, rare: str, left: int, k: int, table: str, fetch: int
 ) -> tuple[list[tuple[int, float]], bool]:
     """``rank_fts5`` for a query with common and rare phrases, in three FTS5 queries of which
     only one computes the common phrases' IDF twice over: the rows holding both (``common AND
@@ -229,16 +208,15 @@ def _mixed(
     belongs in the best ``k`` is in the best ``k`` of its list; when the first list is cut at
     ``k``, ranks past its last row are dropped (rows holding both beyond it may be missing)."""
     ranked_sql, windowed_sql = _statements(table)
-    q_both = f"{common} AND {rare}"
-    both_rows = conn.execute(ranked_sql, {"q": q_both, "k": k + 1}).all()
-    both = _with_ties(conn, table, both_rows, k, q_both)
-    rare_rows = conn.execute(ranked_sql, {"q": rare, "k": k + 1}).all()
-    parts = [_with_ties(conn, table, rare_rows, k, rare)]
+    both_rows = conn.execute(ranked_sql, {"q": f"{common} AND {rare}", "k": fetch}).all()
+    both = _cut(both_rows, k)
+    rare_rows = conn.execute(ranked_sql, {"q": rare, "k": fetch}).all()
+    parts = [_cut(rare_rows, k)]
     was_cut = [len(rare_rows) > k]
     cut = left <= 0  # the rare phrases took the whole window: no common-only candidate
     if not cut:
-        common_rows = conn.execute(windowed_sql, {"q": common, "w": left, "k": k + 1}).all()
-        parts.append(_with_ties(conn, table, common_rows, k, common, left))
+        common_rows = conn.execute(windowed_sql, {"q": common, "w": left, "k": fetch}).all()
+        parts.append(_cut(common_rows, k))
         was_cut.append(len(common_rows) > k)
         cut = _full(common_rows, left)
     score = {r[0]: r[1] for r in both}
@@ -248,7 +226,7 @@ def _mixed(
     merged = sorted(score.items(), key=lambda r: (r[1], r[0]))
     if len(both_rows) > k:
         merged = [r for r in merged if r[1] <= both[-1][1]]
-    if len(merged) > k:  # the best k, and the rows tied with the k-th (``_with_ties``)
+    if len(merged) > k:  # the best k, and the rows tied with the k-th (``_cut``)
         merged = [r for r in merged if r[1] <= merged[k - 1][1]]
     return merged, not cut and len(both_rows) <= k and not any(was_cut)
 
