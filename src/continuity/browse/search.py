@@ -183,7 +183,7 @@ def search(
         if raw:
             text, spans = snippet(entry_body(entry), terms, raw=raw)
         else:  # issue 45 review items 1, 2: as show redacts the row, within its session
-            with in_session(store, h.session_key):
+            with in_session(store, h.session_key, session=session):
                 shown = replace(entry, blocks=tuple(redacted_block(b) for b in entry.blocks))
                 text, spans = snippet(entry_body(shown), terms, raw=raw)
         out.append(

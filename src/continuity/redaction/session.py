@@ -54,17 +54,20 @@ def _collect(value: Any, found: dict[str, str]) -> None:
         _walk(value, None, 0, found)
 
 
-def session_secrets(store: Any, key: str) -> dict[str, str]:
+def session_secrets(store: Any, key: str, *, session: Any = None) -> dict[str, str]:
     """Every secret value (value -> kind, ``REPEAT_MIN_CHARS`` or more characters) found in
     the title or any row (texts by ``funnel.redact``, tool-call arguments and other blocks by
     the key rule of ``structured``) of session ``key`` of ``store`` (anything with
     ``get_session(key)`` and ``entries(key, after_seq=, limit=)``). ``{}`` for an unknown
     session. Cached per ``(store URL, key)`` with the row count and title it was read at: a
     session that grew is read from its last row read on (live capture appends), one renamed
-    or otherwise changed is read again from the start."""
+    or otherwise changed is read again from the start. ``session``: the session ``key`` as
+    the caller read it in the same snapshot (search's hits: one read for all of them),
+    instead of reading it again here."""
     from continuity.core.codec import block_view
 
-    session = store.get_session(key)
+    if session is None or session.key != key:
+        session = store.get_session(key)
     if session is None:
         return {}
     where = (str(getattr(store, "url", id(store))), key)
@@ -227,11 +230,11 @@ def secrets_in_text(store: Any, key: str, text: str, *, after_seq: int = -1) -> 
 
 
 @contextmanager
-def in_session(store: Any, key: str) -> Iterator[dict[str, str]]:
+def in_session(store: Any, key: str, *, session: Any = None) -> Iterator[dict[str, str]]:
     """Within the block, ``redact`` and ``redact_value`` also redact every secret of
-    ``session_secrets(store, key)`` wherever it occurs (issue 45 review item 1). Nests: an
-    inner session's secrets are added to the outer's."""
-    known = session_secrets(store, key)
+    ``session_secrets(store, key, session=session)`` wherever it occurs (issue 45 review item
+    1). Nests: an inner session's secrets are added to the outer's."""
+    known = session_secrets(store, key, session=session)
     outer = SESSION_KNOWN.get()
     token = SESSION_KNOWN.set({**outer, **known} if outer else known)
     try:
