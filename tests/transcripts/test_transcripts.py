@@ -935,3 +935,28 @@ def test_cli_transcript_unknown_session_exit_3(cli_home, monkeypatch, capsys):
         cli.main()
     assert exc.value.code == 3
     assert "continuity sessions" in capsys.readouterr().err
+
+
+def test_look_back_reads_the_last_rows_first_and_wider_only_when_none_renders(
+    sqlite_store, tmp_path, monkeypatch
+):
+    """Issue 43: whether the stored transcript already ends with the rows before an import's
+    first new row is checked on the last ``FIRST_LOOK_BACK_ROWS`` rows (3 here) when one of
+    them renders; only when none does (events, context) is the wider look-back read."""
+    from continuity.core.model import Entry as E, EntryKind, Role, TextBlock
+
+    monkeypatch.setattr(tr, "FIRST_LOOK_BACK_ROWS", 3)
+    talk = [U(f"question {i}") if i % 2 == 0 else A(text=f"answer {i}") for i in range(10)]
+    load(sqlite_store, talk, key="s")
+    content = "\n\n".join(tr.render_entry(e) for e in sqlite_store.entries("s"))
+
+    capture = tr._ImportCapture(sqlite_store, tmp_path, tr.ImportSync())
+    assert capture._holds_rows_before("s", 10, content)
+    assert capture.out.rows_read == 3  # the last three rows, not the 50 of the look-back
+    assert not capture._holds_rows_before("s", 10, content.rsplit("\n\n", 1)[0])
+
+    events = [E(EntryKind.EVENT, Role.SYSTEM, (TextBlock(f"tick {i}"),)) for i in range(4)]
+    load(sqlite_store, events, key="s")  # seq 10..13 render nothing
+    capture = tr._ImportCapture(sqlite_store, tmp_path, tr.ImportSync())
+    assert capture._holds_rows_before("s", 14, content)
+    assert capture.out.rows_read == 3 + 14  # none of the last three renders: all 14 read
