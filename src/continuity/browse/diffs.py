@@ -25,7 +25,10 @@ call whose arguments do not have these shapes gives None (shown as JSON, as befo
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only: no ``typing`` at start-up (issue 43 goal 3)
+    from typing import Any
 
 #: Lines of one diff kept at most (a ``Write`` of a 50,000-line file stays a page).
 MAX_LINES = 2_000

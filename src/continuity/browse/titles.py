@@ -22,10 +22,13 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Iterable
 from contextlib import suppress
-from typing import Any
 
 from continuity.core.errors import ContinuityError
 from continuity.core.model import Entry, Role, Session
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only: no ``typing`` at start-up (issue 43 goal 3)
+    from typing import Any
 
 #: A title longer than this many characters is cut on a word, ``…`` appended.
 TITLE_CHARS = 80

@@ -14,9 +14,9 @@ plain characters: ``cli.output.plain_line``). Anything else (``--help``, ``--ver
 unknown or bad option, a terminal) returns None before doing anything, and the console entry
 (``cli.hookcmd.console``) runs the Typer application as before, which prints the same help
 and the same usage errors. The commands do what ``cli.app``'s do, through the same calls
-(``api.Workspace`` with ``fast_read``, ``cli.lines``, ``cli.output.emit_json``), and end with
-the same errors and exit codes (``cli.app.failed``); ``tests/cli/test_fast_path.py``
-compares both paths' stdout, stderr and exit status.
+(``api.Workspace``'s store calls on ``store.lite``, ``cli.lines``, ``cli.output.emit_json``),
+and end with the same errors and exit codes (``cli.app.failed``);
+``tests/cli/test_fast_path.py`` compares both paths' stdout, stderr and exit status.
 
 Over 600 lines: one parser (``_parse``) and one set of value checks (``_number``, ``_home``,
 ``_Unsure``) decide for every command whether this path may run it exactly as Click would;
@@ -28,7 +28,10 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Any
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only: no ``typing`` at start-up (issue 43 goal 3)
+    from typing import Any
 
 #: The commands ``run`` may take: ``{command: (flags, options with a value)}``.
 COMMANDS: dict[str, tuple[frozenset[str], frozenset[str]]] = {
@@ -246,24 +249,23 @@ def _show(args: list[str], given: set[str], values: dict[str, str]) -> int:
         if not plain_stdout():
             raise _Unsure
     home = _home(values)
-    from continuity.api.workspace import Workspace
+    store = _lite_store(home)
+    try:
+        # ``api.Workspace.show`` without ``api.workspace`` (it loads ``typing``) nor the
+        # ``api.results`` type (its to_dict() is this dict): the same store calls
+        from continuity.store.names import resolve_session
 
-    with Workspace(home, read_only=True, fast_read=True) as ws:
+        key = resolve_session(store, session)
         if as_json:
             from continuity.api.shapes import session_rows_dict
             from continuity.cli.output import emit_json
 
-            # ``Workspace.show`` without the ``api.results`` type (its to_dict() is this)
-            found = session_rows_dict(
-                ws.store(), ws.key(session), raw=raw, all_rows=all_rows, seq=seq
-            )
+            found = session_rows_dict(store, key, raw=raw, all_rows=all_rows, seq=seq)
             emit_json({**found, "entries": list(found["entries"])})
         else:
             from continuity.api.shapes import session_rows
             from continuity.cli.lines import show_lines
 
-            store = ws.store()
-            key = ws.key(session)
             rows = session_rows(store, key, all_rows=all_rows, seq=seq)
             token = None
             if not raw:  # as cli.app's show: a secret of any row hidden where it repeats
@@ -278,6 +280,8 @@ def _show(args: list[str], given: set[str], values: dict[str, str]) -> int:
                     from continuity.redaction.funnel import SESSION_KNOWN
 
                     SESSION_KNOWN.reset(token)
+    finally:
+        store.close()
     if raw:
         _note("warning: --raw: secrets in this session are NOT redacted in the output")
     return 0

@@ -9,11 +9,13 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
 
 from continuity.core.text import CONTROL_ESCAPES, cut_utf8, json_bytes, one_line
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any
+
     from continuity.api.results import Continuation, ContinuationMessage, SessionRecord
     from continuity.core.model import Entry, Session
 

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from typing import Any
 
 import orjson
 
@@ -36,6 +35,10 @@ from continuity.core.model import (
     ToolResultBlock,
 )
 from continuity.core.text import json_bytes, json_len
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only: no ``typing`` at start-up (issue 43 goal 3)
+    from typing import Any
 
 
 def block_to_dict(block: Block) -> dict[str, Any]:

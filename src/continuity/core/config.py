@@ -14,14 +14,17 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING, TypeVar
 
 from continuity.core.errors import ConfigError, validation_message
 
-if TYPE_CHECKING:  # pydantic costs ~50 ms to import; only ``load_section`` needs it
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # pydantic costs ~50 ms to import; only ``load_section`` needs it; no
+    # ``typing`` at start-up either (issue 43 goal 3): ``T`` is for the type checker only
+    from typing import TypeVar
+
     from pydantic import BaseModel
 
-T = TypeVar("T", bound="BaseModel")
+    T = TypeVar("T", bound="BaseModel")
 
 #: seed 002: a follow-up reads at most 240,000 bytes (about 60,000 tokens at 4 bytes a token).
 FOLLOW_UP_BUDGET_BYTES = 240_000

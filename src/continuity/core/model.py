@@ -19,7 +19,6 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
 
 from continuity.core.exports import lazy_exports
 
@@ -302,6 +301,8 @@ __getattr__, __dir__ = lazy_exports(  # ``continuity.core.records``' names, on f
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # the names as a type checker sees them
+    from typing import Any
+
     from continuity.core.records import (
         DETAIL_MAX as DETAIL_MAX,
         Checkpoint as Checkpoint,

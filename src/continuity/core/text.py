@@ -8,9 +8,12 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from typing import Any
 
 import orjson
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only: no ``typing`` at start-up (issue 43 goal 3)
+    from typing import Any
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
 

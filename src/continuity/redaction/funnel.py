@@ -132,7 +132,6 @@ import re
 from bisect import bisect_right
 from collections.abc import Callable, Iterable
 from contextvars import ContextVar
-from typing import Any
 
 from continuity.core.text import clean
 from continuity.redaction.keyed import (
@@ -157,6 +156,10 @@ from continuity.redaction.keyed import (
     positional_at,
 )
 from continuity.redaction.lazy_re import lazy_compile
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only: no ``typing`` at start-up (issue 43 goal 3)
+    from typing import Any
 
 __all__ = ["Finding", "find_secrets", "redact", "redact_all", "marker"]
 

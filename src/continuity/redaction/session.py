@@ -32,10 +32,13 @@ from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from functools import cache
 from threading import Lock
-from typing import Any
 
 from continuity.redaction.funnel import REPEAT_MIN_CHARS, SESSION_KNOWN, redact
 from continuity.redaction.structured import _walk
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only: no ``typing`` at start-up (issue 43 goal 3)
+    from typing import Any
 
 __all__ = ["in_session", "session_secrets", "secrets_in_text", "CACHE_SESSIONS"]
 

@@ -21,14 +21,17 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from functools import cache
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
 
 from continuity.core.errors import ContinuityError, SchemaOutOfDate, StoreError
 from continuity.core.model import Entry
 from continuity.core.private import private_dir, private_open
-from continuity.store.base import RowMeta, Store
+from continuity.store.base import RowMeta
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any
+
+    from continuity.store.protocol import Store
     from continuity.store.records import ImportIssue, RawLine, SourceState
     from continuity.store.sql import SqlStore
 
@@ -36,11 +39,16 @@ if TYPE_CHECKING:
 def __getattr__(name: str) -> Any:
     """``SqlStore`` on first use (PEP 562): importing the package, or ``store.base`` and
     ``store.lite`` in it, loads no SQLAlchemy (issue 43 goal 3: the read commands' start);
-    ``SourceState``, ``RawLine`` and ``ImportIssue`` (``store.records``) likewise."""
+    ``SourceState``, ``RawLine`` and ``ImportIssue`` (``store.records``) likewise, and
+    ``Store`` (``store.protocol``: a ``Protocol`` class loads ``typing``)."""
     if name == "SqlStore":
         from continuity.store.sql import SqlStore
 
         return SqlStore
+    if name == "Store":
+        from continuity.store.protocol import Store
+
+        return Store
     if name in ("SourceState", "RawLine", "ImportIssue"):
         from continuity.store import records
 

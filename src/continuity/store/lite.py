@@ -32,7 +32,6 @@ from collections.abc import Iterable, Iterator, Sequence
 from contextlib import ExitStack, contextmanager, suppress
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
 
 from continuity.core.model import (
     Entry,
@@ -53,7 +52,10 @@ from continuity.store.rows import (
     stored_time,
 )
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any
+
     from continuity.store.records import SourceState
     from continuity.store.sql import SqlStore
 
