@@ -156,9 +156,15 @@ def test_what_the_fast_path_cannot_take_runs_as_before(
 
 #: Modules no read command's fast path loads (issue 43 goal 3, each 0.5 to 3 ms of its
 #: start): ``typing`` (annotations only, under ``TYPE_CHECKING``; ``store.protocol``'s
-#: ``Store`` is the one run-time ``Protocol``), ``api.workspace``, ``core.records``.
+#: ``Store`` is the one run-time ``Protocol``), ``hashlib`` (OpenSSL's ``libcrypto``:
+#: ``core.digest`` hashes the kept answers' checks), ``threading``, ``base64``,
+#: ``api.workspace``, ``core.records``.
 NOT_ON_ANY = (
     "typing",
+    "hashlib",
+    "_hashlib",
+    "threading",
+    "base64",
     "continuity.api.workspace",
     "continuity.store.protocol",
     "continuity.core.records",

@@ -19,10 +19,10 @@ with the title (``redaction.session.secrets_in_text``: about a fifth of a full s
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Iterable
 from contextlib import suppress
 
+from continuity.core.digest import sha256_hex
 from continuity.core.errors import ContinuityError
 from continuity.core.model import Entry, Role, Session
 
@@ -77,7 +77,7 @@ def session_title(store: Any, session: Session, *, raw: bool = False) -> str | N
 
 
 def _sha(text: str) -> str:
-    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+    return sha256_hex(text.encode("utf-8", "surrogatepass"))
 
 
 def session_titles(store: Any, sessions: Iterable[Session], *, raw: bool = False) -> dict[str, str]:

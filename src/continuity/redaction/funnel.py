@@ -126,8 +126,6 @@ repeat rule must be read together to know what a text loses.
 
 from __future__ import annotations
 
-import base64
-import binascii
 import re
 from bisect import bisect_right
 from collections.abc import Callable, Iterable
@@ -373,6 +371,9 @@ def _discord_findings(text: str) -> Iterable[Finding]:
         ):
             continue  # part of a longer dotted name (a full stop after it is fine)
         ident = text[start : m.start()]
+        import base64  # only now: few texts hold a Discord token's shape (issue 43 goal 3)
+        import binascii
+
         try:
             decoded = base64.urlsafe_b64decode(ident + "=" * (-len(ident) % 4))
         except (ValueError, binascii.Error):
