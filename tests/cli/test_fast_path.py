@@ -158,7 +158,7 @@ def test_what_the_fast_path_cannot_take_runs_as_before(
 #: start): ``typing`` (annotations only, under ``TYPE_CHECKING``; ``store.protocol``'s
 #: ``Store`` is the one run-time ``Protocol``), ``hashlib`` (OpenSSL's ``libcrypto``:
 #: ``core.digest`` hashes the kept answers' checks), ``threading``, ``base64``,
-#: ``api.workspace``, ``core.records``.
+#: ``api.workspace``, ``core.records`` (``Note`` too: the session has no note).
 NOT_ON_ANY = (
     "typing",
     "hashlib",
@@ -170,12 +170,12 @@ NOT_ON_ANY = (
     "continuity.core.records",
 )
 #: ... and per command: ``store.records`` (frozen dataclasses it never builds), ``difflib``
-#: (for an edit's diff: the session has none), and for ``sessions`` the redaction (its
-#: titles are kept).
+#: and ``browse.diffs`` (for an edit's diff: the session has none), and for ``sessions`` the
+#: redaction (its titles are kept).
 NOT_LOADED = {
     "sessions": (*NOT_ON_ANY, "continuity.redaction"),
-    "show": (*NOT_ON_ANY, "continuity.store.records", "difflib"),
-    "continue": (*NOT_ON_ANY, "continuity.store.records", "difflib"),
+    "show": (*NOT_ON_ANY, "continuity.store.records", "difflib", "continuity.browse.diffs"),
+    "continue": (*NOT_ON_ANY, "continuity.store.records", "difflib", "continuity.browse.diffs"),
 }
 
 
@@ -216,6 +216,19 @@ def test_the_fast_path_loads_only_what_the_command_uses(
         )
     assert done.returncode == 0 and done.stdout
     assert loaded.read_text() == ""  # the fast path ran (store.lite) and loaded none of them
+
+
+def test_show_asks_the_tool_names_browse_diffs_reads_before_loading_it():
+    """``cli.lines.edit_lines`` imports ``browse.diffs`` only for a call whose name is one
+    ``edit_diffs`` reads (issue 43 goal 3): its copy of the names is the module's own, and
+    ``edit_diffs`` reads no other name (an edit of another name would be shown as JSON)."""
+    from continuity.browse.diffs import EDIT_TOOLS, edit_diffs
+    from continuity.cli.lines import EDIT_TOOLS as ASKED
+
+    assert ASKED == EDIT_TOOLS
+    edit = {"file_path": "a.py", "old_string": "x", "new_string": "y", "content": "z"}
+    assert edit_diffs("Edit", edit) is not None and edit_diffs("Write", edit) is not None
+    assert edit_diffs("Bash", edit) is None and edit_diffs("NotebookEdit", edit) is None
 
 
 def test_a_console_rich_styles_is_left_to_rich(sample: Path, tmp_path: Path):

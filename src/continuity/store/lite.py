@@ -36,7 +36,6 @@ from pathlib import Path
 from continuity.core.model import (
     Entry,
     EntryKind,
-    Note,
     Role,
     Run,
     RunStatus,
@@ -56,6 +55,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
+    from continuity.core.records import Note
     from continuity.store.records import SourceState
     from continuity.store.sql import SqlStore
 
@@ -520,6 +520,10 @@ class LiteStore:
             "ORDER BY note_id DESC LIMIT ?"
         )
         rows = self._rows(sql, (_nf(session_key), limit))
+        if not rows:
+            return []
+        from continuity.core.records import Note  # only now: most sessions have none
+
         return [Note(k, text, note_id, _aware(at)) for k, text, note_id, at in reversed(rows)]
 
     # ------------------------------------------------------------------ entries
