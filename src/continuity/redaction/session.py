@@ -132,12 +132,16 @@ def _sha(title: str) -> str:
 @cache
 def rules_digest() -> str:
     """SHA-256 (hex) of the redaction package's modules: a kept answer found by other rules
-    (an upgrade that adds a detector) is not trusted, the session is scanned again."""
-    from pathlib import Path
+    (an upgrade that adds a detector) is not trusted, the session is scanned again. Each
+    ``*.py`` file of the package's folder (symbolic links resolved), by name: its name, NUL,
+    its bytes (``os``, not ``pathlib``: the read commands' start, issue 43 goal 3)."""
+    import os
 
+    folder = os.path.dirname(os.path.realpath(__file__))
     digest = sha256()
-    for path in sorted(Path(__file__).resolve().parent.glob("*.py")):
-        digest.update(path.name.encode() + b"\0" + path.read_bytes())
+    for name in sorted(n for n in os.listdir(folder) if n.endswith(".py")):
+        with open(os.path.join(folder, name), "rb") as fh:
+            digest.update(name.encode() + b"\0" + fh.read())
     return digest.hexdigest()
 
 
