@@ -14,7 +14,7 @@ from continuity.core.model import (
     ToolCallBlock,
     ToolResultBlock,
 )
-from continuity.store.base import Store
+from continuity.store.protocol import Store
 
 
 def U(text: str, *, request: bool = True) -> Entry:

@@ -154,19 +154,45 @@ def test_what_the_fast_path_cannot_take_runs_as_before(
     assert "typer" in loaded.split()  # Typer ran it
 
 
-#: Modules each read command's fast path must not load (issue 43 goal 3, each about a
-#: millisecond or more of its start): ``core.records`` and ``store.records`` (frozen
-#: dataclasses it never builds), ``difflib`` (for an edit's diff: the session has none), and
-#: for ``sessions`` the redaction (its titles are kept).
+#: Modules no read command's fast path loads (issue 43 goal 3, each 0.5 to 3 ms of its
+#: start): ``typing`` (annotations only, under ``TYPE_CHECKING``; ``store.protocol``'s
+#: ``Store`` is the one run-time ``Protocol``), ``hashlib`` (OpenSSL's ``libcrypto``:
+#: ``core.digest`` hashes the kept answers' checks), ``pathlib`` (with ``urllib.parse`` and
+#: ``ipaddress``: ``core.paths`` reads an absolute workspace path as text), ``threading``,
+#: ``base64``, ``api.workspace``, ``core.records`` (``Note`` too: the session has no note).
+NOT_ON_ANY = (
+    "typing",
+    "pathlib",
+    "urllib",
+    "ipaddress",
+    "hashlib",
+    "_hashlib",
+    "threading",
+    "base64",
+    "continuity.api.workspace",
+    "continuity.store.protocol",
+    "continuity.core.records",
+)
+#: ... and per command: ``store.records`` (frozen dataclasses it never builds), ``difflib``
+#: and ``browse.diffs`` (for an edit's diff: the session has none), and for ``sessions`` the
+#: redaction (its titles are kept).
 NOT_LOADED = {
-    "sessions": ("continuity.core.records", "continuity.redaction"),
-    "show": ("continuity.core.records", "continuity.store.records", "difflib"),
-    "continue": ("continuity.core.records", "continuity.store.records", "difflib"),
+    "sessions": (*NOT_ON_ANY, "continuity.redaction"),
+    "show": (*NOT_ON_ANY, "continuity.store.records", "difflib", "continuity.browse.diffs"),
+    "continue": (*NOT_ON_ANY, "continuity.store.records", "difflib", "continuity.browse.diffs"),
 }
 
 
 @pytest.mark.parametrize(
-    "argv", [["sessions"], ["show", CLAUDE], ["continue", CLAUDE], ["continue", CLAUDE, "--json"]]
+    "argv",
+    [
+        ["sessions"],
+        ["sessions", "--json"],
+        ["show", CLAUDE],
+        ["show", CLAUDE, "--json"],
+        ["continue", CLAUDE],
+        ["continue", CLAUDE, "--json"],
+    ],
 )
 def test_the_fast_path_loads_only_what_the_command_uses(
     sample: Path, tmp_path: Path, argv: list[str]
@@ -194,6 +220,60 @@ def test_the_fast_path_loads_only_what_the_command_uses(
         )
     assert done.returncode == 0 and done.stdout
     assert loaded.read_text() == ""  # the fast path ran (store.lite) and loaded none of them
+
+
+@pytest.mark.parametrize(
+    "spelling", ["{P}", "{P}/", "{D}/./{N}", "/{P}", "{D}//{N}", "{N}", "./{N}/", "~/{N}"]
+)
+def test_each_spelling_of_the_workspace_reads_as_before(
+    sample: Path, tmp_path: Path, spelling: str
+):
+    """The fast path reads the workspace's path as text (``core.paths``: no pathlib at
+    start-up, issue 43 goal 3); every spelling of it, by ``--home`` or ``CONTINUITY_HOME``,
+    relative to the working folder or to ``~``, gives what the Typer path gives. So does a
+    file given as the workspace: its message names the path as pathlib writes it."""
+    home = spelling.format(P=sample, D=sample.parent, N=sample.name)
+    loaded = tmp_path / "loaded.txt"
+    runs = [
+        ({}, ["show", CLAUDE, "--home", home]),
+        ({}, ["sessions", "--json", "--home", home]),
+        ({"CONTINUITY_HOME": home}, ["continue", CLAUDE]),
+        ({}, ["show", CLAUDE, "--home", home.replace(sample.name, f"{sample.name}/continuity.db")]),
+    ]
+    for extra, argv in runs:
+        env = {**_env(sample, LOADED=str(loaded), HOME=str(sample.parent)), **extra}
+        fast, base = (
+            subprocess.run(
+                [sys.executable, "-c", code, *argv],
+                env=env,
+                cwd=sample.parent,
+                capture_output=True,
+                check=False,
+            )
+            for code in (FAST, BASELINE)
+        )
+        assert (fast.returncode, fast.stdout, fast.stderr) == (
+            base.returncode,
+            base.stdout,
+            base.stderr,
+        ), argv
+        if fast.returncode == 0:
+            assert fast.stdout and loaded.read_text() == ""  # the fast path answered
+        else:  # the file: the fast path's ``cli.app.failed`` said it, as the command does
+            assert b": is a file, not a folder" in fast.stderr
+
+
+def test_show_asks_the_tool_names_browse_diffs_reads_before_loading_it():
+    """``cli.lines.edit_lines`` imports ``browse.diffs`` only for a call whose name is one
+    ``edit_diffs`` reads (issue 43 goal 3): its copy of the names is the module's own, and
+    ``edit_diffs`` reads no other name (an edit of another name would be shown as JSON)."""
+    from continuity.browse.diffs import EDIT_TOOLS, edit_diffs
+    from continuity.cli.lines import EDIT_TOOLS as ASKED
+
+    assert ASKED == EDIT_TOOLS
+    edit = {"file_path": "a.py", "old_string": "x", "new_string": "y", "content": "z"}
+    assert edit_diffs("Edit", edit) is not None and edit_diffs("Write", edit) is not None
+    assert edit_diffs("Bash", edit) is None and edit_diffs("NotebookEdit", edit) is None
 
 
 def test_a_console_rich_styles_is_left_to_rich(sample: Path, tmp_path: Path):

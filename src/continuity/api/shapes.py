@@ -11,11 +11,11 @@ Each imports what it needs when called (``tests/cli/test_lazy_commands.py``).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
-
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Iterable
     from datetime import datetime
+    from typing import Any
 
     from continuity.core.model import Entry, Session
 

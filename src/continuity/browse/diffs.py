@@ -25,10 +25,21 @@ call whose arguments do not have these shapes gives None (shown as JSON, as befo
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only: no ``typing`` at start-up (issue 43 goal 3)
+    from typing import Any
 
 #: Lines of one diff kept at most (a ``Write`` of a 50,000-line file stays a page).
 MAX_LINES = 2_000
+#: Every tool name ``edit_diffs`` reads, lower-cased: a call named otherwise is no edit.
+#: ``cli.lines`` asks a copy of it before it imports this module, so ``show`` of a session
+#: without an edit loads none of it (issue 43 goal 3; tests/cli/test_fast_path.py keeps
+#: the two equal).
+EDIT_TOOLS = frozenset(
+    {"apply_patch", "shell", "exec_command", "local_shell", "edit", "str_replace", "multiedit"}
+    | {"write"}
+)
 
 
 @dataclass
@@ -161,6 +172,8 @@ def edit_diffs(name: str, arguments: Any) -> list[FileDiff] | None:
     """The files tool call ``name`` with ``arguments`` changes, as diffs (module docstring);
     None when it is no edit this module reads."""
     lowered = name.lower()
+    if lowered not in EDIT_TOOLS:
+        return None
     if lowered == "apply_patch" or (
         lowered in ("shell", "exec_command", "local_shell")
         and isinstance(arguments, dict)
@@ -191,4 +204,4 @@ def edit_diffs(name: str, arguments: Any) -> list[FileDiff] | None:
     return None
 
 
-__all__ = ["FileDiff", "MAX_LINES", "edit_diffs"]
+__all__ = ["EDIT_TOOLS", "FileDiff", "MAX_LINES", "edit_diffs"]

@@ -19,13 +19,16 @@ with the title (``redaction.session.secrets_in_text``: about a fifth of a full s
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Iterable
 from contextlib import suppress
-from typing import Any
 
+from continuity.core.digest import sha256_hex
 from continuity.core.errors import ContinuityError
 from continuity.core.model import Entry, Role, Session
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only: no ``typing`` at start-up (issue 43 goal 3)
+    from typing import Any
 
 #: A title longer than this many characters is cut on a word, ``…`` appended.
 TITLE_CHARS = 80
@@ -74,7 +77,7 @@ def session_title(store: Any, session: Session, *, raw: bool = False) -> str | N
 
 
 def _sha(text: str) -> str:
-    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+    return sha256_hex(text.encode("utf-8", "surrogatepass"))
 
 
 def session_titles(store: Any, sessions: Iterable[Session], *, raw: bool = False) -> dict[str, str]:

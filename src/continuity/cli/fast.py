@@ -14,9 +14,9 @@ plain characters: ``cli.output.plain_line``). Anything else (``--help``, ``--ver
 unknown or bad option, a terminal) returns None before doing anything, and the console entry
 (``cli.hookcmd.console``) runs the Typer application as before, which prints the same help
 and the same usage errors. The commands do what ``cli.app``'s do, through the same calls
-(``api.Workspace`` with ``fast_read``, ``cli.lines``, ``cli.output.emit_json``), and end with
-the same errors and exit codes (``cli.app.failed``); ``tests/cli/test_fast_path.py``
-compares both paths' stdout, stderr and exit status.
+(``api.Workspace``'s store calls on ``store.lite``, ``cli.lines``, ``cli.output.emit_json``),
+and end with the same errors and exit codes (``cli.app.failed``);
+``tests/cli/test_fast_path.py`` compares both paths' stdout, stderr and exit status.
 
 Over 600 lines: one parser (``_parse``) and one set of value checks (``_number``, ``_home``,
 ``_Unsure``) decide for every command whether this path may run it exactly as Click would;
@@ -27,8 +27,12 @@ Typer" would no longer be readable in one place.
 from __future__ import annotations
 
 import sys
-from pathlib import Path
-from typing import Any
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only: no ``typing`` at start-up (issue 43 goal 3), and no
+    # ``pathlib`` either for ``sessions``, ``show`` and ``continue`` (``core.paths``)
+    from pathlib import Path
+    from typing import Any
 
 #: The commands ``run`` may take: ``{command: (flags, options with a value)}``.
 COMMANDS: dict[str, tuple[frozenset[str], frozenset[str]]] = {
@@ -119,18 +123,19 @@ def _number(value: str | None, low: int, high: int) -> int | None:
     return n
 
 
-def _home(values: dict[str, str]) -> Path | None:
+def _home(values: dict[str, str]) -> str | None:
     """``--home`` as the command's callback checks it (``common.check_workspace``): the
-    workspace must not be a file and its ``config.toml`` must parse (``ConfigError``)."""
-    from continuity.core.config import check_config, resolve_home
+    workspace must not be a file and its ``config.toml`` must parse (``ConfigError``).
+    The value as given (``core.config`` reads a text as it reads its ``Path``)."""
+    from continuity.core.config import check_config, home_folder
 
-    home = Path(values["--home"]) if "--home" in values else None
-    resolve_home(home)
+    home = values.get("--home")
+    home_folder(home)
     check_config(home)
     return home
 
 
-def _lite_store(home: Path | None) -> Any:
+def _lite_store(home: str | None) -> Any:
     """The workspace's database through ``store.lite`` (as ``api.Workspace(fast_read=True)``
     opens it); ``_Unsure`` when only the full store can open it (it is absent, at another
     revision, PostgreSQL): then the Typer application runs the command."""
@@ -139,6 +144,8 @@ def _lite_store(home: Path | None) -> Any:
 
     url = database_url(home)
     if "://" not in url:
+        from pathlib import Path
+
         url = f"sqlite:///{Path(url).expanduser()}"
     store = open_lite(url, read_only=True)
     if store is None:
@@ -189,7 +196,11 @@ def _sessions(args: list[str], given: set[str], values: dict[str, str]) -> int:
         if not plain_stdout():
             raise _Unsure
     home = _home(values)
-    project = Path(values["--project"]) if "--project" in values else None
+    project = None
+    if "--project" in values:
+        from pathlib import Path
+
+        project = Path(values["--project"])
     store = _lite_store(home)
     try:
         # ``api.Workspace.sessions`` without the ``api.results`` types (their to_dict() is
@@ -246,24 +257,23 @@ def _show(args: list[str], given: set[str], values: dict[str, str]) -> int:
         if not plain_stdout():
             raise _Unsure
     home = _home(values)
-    from continuity.api.workspace import Workspace
+    store = _lite_store(home)
+    try:
+        # ``api.Workspace.show`` without ``api.workspace`` (it loads ``typing``) nor the
+        # ``api.results`` type (its to_dict() is this dict): the same store calls
+        from continuity.store.names import resolve_session
 
-    with Workspace(home, read_only=True, fast_read=True) as ws:
+        key = resolve_session(store, session)
         if as_json:
             from continuity.api.shapes import session_rows_dict
             from continuity.cli.output import emit_json
 
-            # ``Workspace.show`` without the ``api.results`` type (its to_dict() is this)
-            found = session_rows_dict(
-                ws.store(), ws.key(session), raw=raw, all_rows=all_rows, seq=seq
-            )
+            found = session_rows_dict(store, key, raw=raw, all_rows=all_rows, seq=seq)
             emit_json({**found, "entries": list(found["entries"])})
         else:
             from continuity.api.shapes import session_rows
             from continuity.cli.lines import show_lines
 
-            store = ws.store()
-            key = ws.key(session)
             rows = session_rows(store, key, all_rows=all_rows, seq=seq)
             token = None
             if not raw:  # as cli.app's show: a secret of any row hidden where it repeats
@@ -278,6 +288,8 @@ def _show(args: list[str], given: set[str], values: dict[str, str]) -> int:
                     from continuity.redaction.funnel import SESSION_KNOWN
 
                     SESSION_KNOWN.reset(token)
+    finally:
+        store.close()
     if raw:
         _note("warning: --raw: secrets in this session are NOT redacted in the output")
     return 0
@@ -348,6 +360,7 @@ def _import(args: list[str], given: set[str], values: dict[str, str]) -> int:
     an OpenCode data folder (mirrors to bring up to date); a path that cannot be read; embedding
     asked for (no ``--no-embed``); settings the import's phases validate (``IMPORT_SECTIONS``)."""
     import os
+    from pathlib import Path
 
     if not args or "--no-embed" not in given or any(not a.strip() for a in args):
         raise _Unsure
@@ -467,16 +480,21 @@ def _search(args: list[str], given: set[str], values: dict[str, str]) -> int:
         if not plain_stdout():
             raise _Unsure
     home = _home(values)
-    from continuity.core.config import resolve_home
+    from continuity.core.config import home_folder
 
+    here = []
+    if "--here" in given:
+        from pathlib import Path
+
+        here = [str(Path.cwd().resolve())]
     hits, no_match = _daemon_search(
-        str(resolve_home(home)),
+        home_folder(home),
         {
             "query": args[0],
             "limit": limit or MAX_HITS,
             "mode": mode,
             "harness": harness,
-            "projects": [str(Path.cwd().resolve())] if "--here" in given else [],
+            "projects": here,
             "since": values.get("--since"),
             "until": values.get("--until"),
             "role": role,
@@ -574,10 +592,10 @@ def _recall(args: list[str], given: set[str], values: dict[str, str]) -> int:
         if not plain_stdout():
             raise _Unsure
     home = _home(values)
-    from continuity.core.config import resolve_home
+    from continuity.core.config import home_folder
 
     answer = _daemon_post(
-        str(resolve_home(home)),
+        home_folder(home),
         "/api/recall",
         {
             "query": args[0],

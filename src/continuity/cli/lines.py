@@ -9,11 +9,13 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
 
 from continuity.core.text import CONTROL_ESCAPES, cut_utf8, json_bytes, one_line
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any
+
     from continuity.api.results import Continuation, ContinuationMessage, SessionRecord
     from continuity.core.model import Entry, Session
 
@@ -28,6 +30,12 @@ DIFF_LINES = 60
 
 #: How ``show`` marks and styles a diff line of each kind (``browse.diffs.FileDiff.lines``).
 _DIFF_MARKS = {"add": ("+", "green"), "del": ("-", "red"), "ctx": (" ", ""), "hunk": ("", "cyan")}
+#: The tool names ``browse.diffs`` reads (its ``EDIT_TOOLS``; tests/cli/test_fast_path.py
+#: keeps the two equal): any other call is shown without loading it (issue 43 goal 3).
+EDIT_TOOLS = frozenset(
+    {"apply_patch", "shell", "exec_command", "local_shell", "edit", "str_replace", "multiedit"}
+    | {"write"}
+)
 
 
 def _iso(value: datetime | None) -> str | None:
@@ -109,7 +117,7 @@ def edit_lines(block: dict[str, Any], indent: str) -> list[list[Part]] | None:
     (``browse.diffs.edit_diffs``, as the browser and ``export`` show it) indented by
     ``indent``, at most ``DIFF_LINES`` lines a file, each cut to ``ARGUMENT_BYTES`` bytes. None
     for a call that edits nothing ``browse.diffs`` reads (shown by ``block_text``)."""
-    if block.get("type") != "tool_call":
+    if block.get("type") != "tool_call" or str(block.get("name", "")).lower() not in EDIT_TOOLS:
         return None
     from continuity.browse.diffs import edit_diffs
 

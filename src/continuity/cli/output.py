@@ -11,7 +11,10 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import Any
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only: no ``typing`` at start-up (issue 43 goal 3)
+    from typing import Any
 
 #: Variables that make Rich treat a pipe as a terminal, or change what it writes there
 #: (Rich 14/15: ``FORCE_COLOR``, ``TTY_COMPATIBLE``, ``TTY_INTERACTIVE``; Jupyter's own).

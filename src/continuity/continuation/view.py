@@ -34,7 +34,6 @@ from __future__ import annotations
 from bisect import bisect_right
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any
 
 from continuity.core.codec import message_view, stub_data_urls
 from continuity.core.config import FOLLOW_UP_BUDGET_BYTES
@@ -56,7 +55,13 @@ from continuity.formats.resumed import NOTICE_START
 from continuity.redaction.funnel import redact
 from continuity.redaction.session import in_session
 from continuity.redaction.structured import redact_value
-from continuity.store.base import RowMeta, Store
+from continuity.store.base import RowMeta
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only: no ``typing`` at start-up (issue 43 goal 3)
+    from typing import Any
+
+    from continuity.store.protocol import Store
 
 #: Bytes held back for the gap notice (the notice itself is at most ~160 bytes).
 GAP_NOTICE_RESERVE = 256

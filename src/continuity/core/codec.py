@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from typing import Any
 
 import orjson
 
@@ -36,6 +35,10 @@ from continuity.core.model import (
     ToolResultBlock,
 )
 from continuity.core.text import json_bytes, json_len
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only: no ``typing`` at start-up (issue 43 goal 3)
+    from typing import Any
 
 
 def block_to_dict(block: Block) -> dict[str, Any]:
@@ -108,11 +111,11 @@ def blocks_from_json(text: str) -> tuple[Block, ...]:
     return tuple(block_from_dict(d) for d in orjson.loads(text))
 
 
-#: A base64 ``data:`` URL: its media type (may be empty), parameters, and payload.
-DATA_URL = re.compile(
-    r"data:([\w.+-]+/[\w.+-]+|)((?:;[\w.+-]+=[\w.+-]+)*);base64,"
-    r"([A-Za-z0-9+/]+={0,2})",
-    re.IGNORECASE,
+#: A base64 ``data:`` URL: its media type (may be empty), parameters, and payload (case
+#: ignored). Compiled on first use (``re``'s cache): few texts hold one (issue 43 goal 3).
+_DATA_URL = (
+    r"(?i)data:([\w.+-]+/[\w.+-]+|)((?:;[\w.+-]+=[\w.+-]+)*);base64,"
+    r"([A-Za-z0-9+/]+={0,2})"
 )
 #: Payloads shorter than this (characters) are left as text (a data URL mentioned in prose).
 DATA_URL_MIN = 16
@@ -133,7 +136,7 @@ def stub_data_urls(text: str) -> str:
     unchanged (the same object)."""
     if "base64," not in text:
         return text
-    return DATA_URL.sub(_data_url_stub, text)
+    return re.sub(_DATA_URL, _data_url_stub, text)
 
 
 def block_view(block: Block) -> dict[str, Any]:

@@ -13,15 +13,20 @@ overrides; each feature owns its section's pydantic model.
 from __future__ import annotations
 
 import os
-from pathlib import Path
-from typing import TYPE_CHECKING, TypeVar
 
+from continuity.core import paths
 from continuity.core.errors import ConfigError, validation_message
 
-if TYPE_CHECKING:  # pydantic costs ~50 ms to import; only ``load_section`` needs it
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # pydantic costs ~50 ms to import; only ``load_section`` needs it; no
+    # ``typing`` or ``pathlib`` at start-up either (issue 43 goal 3): the read commands ask
+    # ``home_folder`` (text), ``T`` is for the type checker only
+    from pathlib import Path
+    from typing import TypeVar
+
     from pydantic import BaseModel
 
-T = TypeVar("T", bound="BaseModel")
+    T = TypeVar("T", bound="BaseModel")
 
 #: seed 002: a follow-up reads at most 240,000 bytes (about 60,000 tokens at 4 bytes a token).
 FOLLOW_UP_BUDGET_BYTES = 240_000
@@ -37,25 +42,35 @@ def resolve_home(home: str | os.PathLike[str] | None = None) -> Path:
     ``ConfigError`` for an empty ``home`` and for a workspace path that is a regular file,
     naming where it came from (``--home``, ``$CONTINUITY_HOME``): a file is never used as a
     workspace (fresh-user review: ``where --home FILE`` printed it)."""
+    from pathlib import Path
+
+    return Path(home_folder(home))
+
+
+def home_folder(home: str | os.PathLike[str] | None = None) -> str:
+    """``str(resolve_home(home))``, with the same checks and errors, without ``pathlib`` for
+    an absolute workspace path (``core.paths``: the read commands' start, issue 43 goal 3)."""
     if home is not None and str(home) == "":
         raise ConfigError("--home is empty: give a workspace folder")
     if home:
-        return _folder(Path(home).expanduser(), "--home")
+        return _folder(os.fspath(home), "--home")
     env = os.environ.get("CONTINUITY_HOME")
     if env:  # an empty CONTINUITY_HOME counts as unset
-        return _folder(Path(env).expanduser(), "$CONTINUITY_HOME")
+        return _folder(env, "$CONTINUITY_HOME")
     from platformdirs import user_data_dir
 
-    return _folder(Path(user_data_dir("continuity", appauthor=False)), "the default workspace")
+    return _folder(
+        user_data_dir("continuity", appauthor=False), "the default workspace", expand=False
+    )
 
 
-def _folder(path: Path, source: str) -> Path:
-    """``path`` made absolute (issue 20: a relative ``CONTINUITY_HOME`` or ``--home`` is
-    printed, stored and baked into hooks as the folder it means now, never relative to
-    wherever a later process starts), unless it is a regular file (``ConfigError`` naming
-    ``source`` and ``path``)."""
-    path = path.absolute()
-    if path.is_file():
+def _folder(text: str, source: str, *, expand: bool = True) -> str:
+    """``text`` (``~`` expanded when ``expand``) made absolute (issue 20: a relative
+    ``CONTINUITY_HOME`` or ``--home`` is printed, stored and baked into hooks as the folder
+    it means now, never relative to wherever a later process starts), as pathlib writes it,
+    unless it is a regular file (``ConfigError`` naming ``source`` and the path)."""
+    path = paths.absolute(text, expand=expand)
+    if paths.is_file(path):
         raise ConfigError(f"{source} {path}: is a file, not a folder; give a workspace folder")
     return path
 
@@ -70,7 +85,7 @@ def database_url(home: str | os.PathLike[str] | None = None) -> str:
                 "sqlite:///PATH or postgresql+psycopg://USER@HOST/DB)"
             )
         return url
-    return f"sqlite:///{resolve_home(home) / 'continuity.db'}"
+    return f"sqlite:///{paths.joined(home_folder(home), 'continuity.db')}"
 
 
 # ---------------------------------------------------------------------------- config.toml sections
@@ -105,7 +120,7 @@ def _closest(name: str, known: tuple[str, ...] = KNOWN_SECTIONS) -> str:
     return "known sections: " + ", ".join(f"[{k}]" for k in known)
 
 
-def check_sections(data: dict[str, object], path: Path) -> None:
+def check_sections(data: dict[str, object], path: str | os.PathLike[str]) -> None:
     """Raise ``ConfigError`` naming ``path``, the unknown section and the closest known one
     for each top-level table of ``config.toml`` (``data``) that no feature reads, and for each
     ``CONTINUITY_<SECTION>__<FIELD>`` environment variable whose section is unknown
@@ -141,10 +156,10 @@ def read_config(home: str | os.PathLike[str] | None = None) -> dict[str, object]
     any feature's settings model. Raises ``ConfigError`` naming the file for a path that is not
     a file, bytes that are not UTF-8 (with the byte offset), invalid TOML, an unknown section
     or override (issue 16, fresh-user review: ``sessions`` ignored ``[continuty]``)."""
-    path = config_path(home)
-    if path.exists() and not path.is_file():
+    path = paths.joined(home_folder(home), CONFIG_FILE)  # ``config_path``'s, as text
+    if paths.exists(path) and not paths.is_file(path):
         raise ConfigError(f"{path}: is not a file")
-    if not path.is_file():
+    if not paths.is_file(path):
         check_sections({}, path)
         return {}
     import tomllib  # only now: most workspaces have no config.toml, and tomllib costs ~5 ms

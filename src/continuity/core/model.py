@@ -19,7 +19,6 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
 
 from continuity.core.exports import lazy_exports
 
@@ -255,16 +254,6 @@ class Run:
 
 
 @dataclass(frozen=True, slots=True)
-class Note:
-    """A note that travels with a session outside its transcript rows (seed 002: notes)."""
-
-    session_key: str
-    text: str
-    note_id: int | None = None
-    created_at: datetime | None = None
-
-
-@dataclass(frozen=True, slots=True)
 class ToolCallIndex:
     """Where a tool call and its first result sit in the log (``result_seq`` None: no result
     anywhere in the log)."""
@@ -282,6 +271,7 @@ MAX_SEQ = 2**63 - 1
 #: What ``core.records`` holds, re-exported here on first use (PEP 562): importing this module
 #: builds only the session log's types (issue 43 goal 3).
 _RECORDS = (
+    "Note",
     "CheckpointTrigger",
     "Checkpoint",
     "end_stands",
@@ -302,12 +292,15 @@ __getattr__, __dir__ = lazy_exports(  # ``continuity.core.records``' names, on f
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # the names as a type checker sees them
+    from typing import Any
+
     from continuity.core.records import (
         DETAIL_MAX as DETAIL_MAX,
         Checkpoint as Checkpoint,
         CheckpointTrigger as CheckpointTrigger,
         Lease as Lease,
         Memory as Memory,
+        Note as Note,
         ReceiptReason as ReceiptReason,
         RefusalReceipt as RefusalReceipt,
         TranscriptRow as TranscriptRow,

@@ -1,9 +1,10 @@
-"""Plain data types of what continuity keeps beside the session log: checkpoints and their
-triggers (seed 000), refusal receipts of the continuation checkpoint (seed 002), leases,
-transcript rows and memories (seed 000).
+"""Plain data types of what continuity keeps beside the session log: a session's notes (seed
+002), checkpoints and their triggers (seed 000), refusal receipts of the continuation
+checkpoint (seed 002), leases, transcript rows and memories (seed 000).
 
 They live apart from ``core.model`` (issue 43 goal 3: start-up) so that the read commands
-(``sessions``, ``show``, ``continue``), which never touch them, do not build them: each frozen
+(``sessions``, ``show``, ``continue``), which never build them (``continue`` builds a note
+only for a session that has one), do not build their classes: each frozen
 dataclass costs about 0.6 ms at import (its generated methods compiled by ``exec``).
 ``core.model`` re-exports every name here on first use, so ``from continuity.core.model import
 Checkpoint`` keeps working. No I/O; imports nothing of ours.
@@ -14,6 +15,16 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass
 from datetime import datetime
+
+
+@dataclass(frozen=True, slots=True)
+class Note:
+    """A note that travels with a session outside its transcript rows (seed 002: notes)."""
+
+    session_key: str
+    text: str
+    note_id: int | None = None
+    created_at: datetime | None = None
 
 
 class CheckpointTrigger(str, enum.Enum):

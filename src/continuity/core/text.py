@@ -8,11 +8,16 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from typing import Any
 
 import orjson
 
-_SURROGATE = re.compile("[\ud800-\udfff]")
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only: no ``typing`` at start-up (issue 43 goal 3)
+    from typing import Any
+
+#: The patterns of this module are compiled on first use (``re``'s cache): the read commands
+#: import it and seldom meet a lone surrogate, a cut's marker or non-ASCII JSON (issue 43 goal 3).
+_SURROGATE = "[\ud800-\udfff]"
 
 REPLACEMENT = "\ufffd"
 
@@ -29,7 +34,7 @@ def clean(text: str) -> str:
         text.encode("utf-8")
         return text
     except UnicodeEncodeError:
-        return _SURROGATE.sub(REPLACEMENT, text)
+        return re.sub(_SURROGATE, REPLACEMENT, text)
 
 
 def utf8_len(text: str) -> int:
@@ -110,7 +115,7 @@ def omitted_marker(n_bytes: int) -> str:
     return f"[… {n_bytes} bytes omitted …]"
 
 
-_MARKER_RE = re.compile(r"\n?\[… (\d{1,15}) bytes omitted …\]\n?")  # with the cut's own LFs
+_MARKER = r"\n?\[… (\d{1,15}) bytes omitted …\]\n?"  # with the cut's own LFs
 
 
 def clip_middle(text: str, max_bytes: int) -> str:
@@ -125,7 +130,7 @@ def clip_middle(text: str, max_bytes: int) -> str:
     total = utf8_len(text)
     if total <= max_bytes:
         return text
-    carried = sum(int(n) for n in _MARKER_RE.findall(text))  # at most this much more
+    carried = sum(int(n) for n in re.findall(_MARKER, text))  # at most this much more
     # The marker's own length depends on N; size it for the worst case.
     room = max_bytes - utf8_len(omitted_marker(total + carried)) - 2
     if room <= 0:
@@ -135,7 +140,7 @@ def clip_middle(text: str, max_bytes: int) -> str:
     omitted = total - utf8_len(head) - utf8_len(tail)
     if carried:
         middle = text[len(head) : len(text) - len(tail)]
-        omitted += sum(int(m.group(1)) - utf8_len(m.group(0)) for m in _MARKER_RE.finditer(middle))
+        omitted += sum(int(m.group(1)) - utf8_len(m.group(0)) for m in re.finditer(_MARKER, middle))
     return f"{head}\n{omitted_marker(omitted)}\n{tail}"
 
 
@@ -180,7 +185,7 @@ _ONE_LINE = {**CONTROL_ESCAPES, 0x0A: "\\n", 0x09: "\\t", 0x2028: "\\u2028", 0x2
 #: controls (C0 is escaped by JSON itself), each as its ``\\uXXXX`` escape (issue 45 item 6).
 _JSON_TERMINAL = {c: f"\\u{c:04x}" for c in [0x7F, *range(0x80, 0xA0), *BIDI_CONTROLS]}
 _JSON_TERMINAL_BYTES = {chr(c).encode("utf-8"): f"\\u{c:04x}".encode() for c in _JSON_TERMINAL}
-_JSON_TERMINAL_RE = re.compile(b"|".join(re.escape(k) for k in _JSON_TERMINAL_BYTES))
+_JSON_TERMINAL_PATTERN = b"|".join(re.escape(k) for k in _JSON_TERMINAL_BYTES)
 
 
 def json_terminal_safe(text: str) -> str:
@@ -195,7 +200,7 @@ def json_terminal_safe_bytes(data: bytes) -> bytes:
     """``json_terminal_safe`` for UTF-8 encoded JSON (``orjson.dumps`` output)."""
     if data.isascii():
         return data
-    return _JSON_TERMINAL_RE.sub(lambda m: _JSON_TERMINAL_BYTES[m.group()], data)
+    return re.sub(_JSON_TERMINAL_PATTERN, lambda m: _JSON_TERMINAL_BYTES[m.group()], data)
 
 
 def one_line(text: str) -> str:

@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import re
 from datetime import UTC, datetime, timedelta
-from typing import overload
 
 from continuity.core.errors import InputError
+
+TYPE_CHECKING = False
 
 #: compiled on first use (``re``'s cache): the read commands import this module, few parse a time
 _AGE = r"\s*(\d{1,12})\s*(s|sec|m|min|h|d|w)\s*"
@@ -52,10 +53,15 @@ LATEST_TIME = datetime(3000, 1, 1, tzinfo=UTC)
 TIME_RANGE_TEXT = "1970-01-01T00:00:00Z up to 3000-01-01T00:00:00Z"
 
 
-@overload
-def as_utc(value: datetime) -> datetime: ...
-@overload
-def as_utc(value: None) -> None: ...
+if TYPE_CHECKING:  # the overloads for the type checker: no ``typing`` at start-up (issue 43)
+    from typing import overload
+
+    @overload
+    def as_utc(value: datetime) -> datetime: ...
+    @overload
+    def as_utc(value: None) -> None: ...
+
+
 def as_utc(value: datetime | None) -> datetime | None:
     """``value`` as an aware UTC time; a naive one (SQLite hands them back) is taken as UTC.
     None stays None."""

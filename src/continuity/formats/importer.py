@@ -73,8 +73,9 @@ from continuity.formats.repeats import RepeatFilter
 from continuity.formats.reports import FileReport, ImportReport
 from continuity.formats.resumed import copy_note, copy_of
 from continuity.formats.runs import RunTracker, derive_runs
-from continuity.store.base import SourceState, Store
+from continuity.store.base import SourceState
 from continuity.store.bulk import as_stored
+from continuity.store.protocol import Store
 
 BATCH_LINES = 2000
 BATCH_BYTES = 16 * 1024 * 1024

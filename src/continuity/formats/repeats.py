@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 
 from continuity.core.codec import blocks_to_json
 from continuity.core.model import Entry, EntryKind
-from continuity.store.base import Store
+from continuity.store.protocol import Store
 
 
 def fingerprint(entry: Entry) -> str:

@@ -14,7 +14,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from typing import Any
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only: no ``typing`` at start-up (issue 43 goal 3)
+    from typing import Any
 
 #: The field name the resumed files carry.
 MARKER = "continuityResume"
@@ -43,7 +46,9 @@ NOTICE_START = "This session is a copy written by `continuity resume`:"
 
 #: The words every copy note starts with (``parse_copy_note``; the store finds copies by them).
 NOTE_PREFIX = "Resumed copy of "
-_NOTE = re.compile(
+#: A copy note, compiled on first use (``re``'s cache): ``continue`` imports this module and
+#: seldom reads one (issue 43 goal 3).
+_NOTE = (
     r"^Resumed copy of (\S+) session (\S+) \(continuity resume\); (?:that "
     r"session is the original\.|the original is (\S+) session (\S+)\.)$"
 )
@@ -77,7 +82,7 @@ def parse_copy_note(text: str) -> dict[str, str] | None:
     """A copy note read back (issue 45 item 3): ``{"harness", "session"}`` of the source and
     ``{"original_harness", "original"}`` of the session the chain started from (the source
     itself when the note says it is the original); None for any other text."""
-    found = _NOTE.match(text)
+    found = re.match(_NOTE, text)
     if found is None:
         return None
     harness, session, o_harness, original = found.groups()

@@ -15,7 +15,7 @@ from typing import Any
 
 from continuity.core.model import Entry, Role, Run, RunStatus, ToolCallBlock, ToolResultBlock
 from continuity.store import iter_entries
-from continuity.store.base import Store
+from continuity.store.protocol import Store
 
 
 def _iso(value: datetime | None) -> str | None:

@@ -126,13 +126,10 @@ repeat rule must be read together to know what a text loses.
 
 from __future__ import annotations
 
-import base64
-import binascii
 import re
 from bisect import bisect_right
 from collections.abc import Callable, Iterable
 from contextvars import ContextVar
-from typing import Any
 
 from continuity.core.text import clean
 from continuity.redaction.keyed import (
@@ -157,6 +154,10 @@ from continuity.redaction.keyed import (
     positional_at,
 )
 from continuity.redaction.lazy_re import lazy_compile
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only: no ``typing`` at start-up (issue 43 goal 3)
+    from typing import Any
 
 __all__ = ["Finding", "find_secrets", "redact", "redact_all", "marker"]
 
@@ -370,6 +371,9 @@ def _discord_findings(text: str) -> Iterable[Finding]:
         ):
             continue  # part of a longer dotted name (a full stop after it is fine)
         ident = text[start : m.start()]
+        import base64  # only now: few texts hold a Discord token's shape (issue 43 goal 3)
+        import binascii
+
         try:
             decoded = base64.urlsafe_b64decode(ident + "=" * (-len(ident) % 4))
         except (ValueError, binascii.Error):

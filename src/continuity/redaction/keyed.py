@@ -21,8 +21,6 @@ pairs) shares the key vocabulary and the value tests (``_secret_looking``,
 
 from __future__ import annotations
 
-import base64
-import binascii
 import math
 import re
 from collections import Counter
@@ -1075,6 +1073,9 @@ def _plain_base64(value: str) -> bool:
     """``value`` is base64 of printable text with a space (``dGhpcyBpcyBh…``, prose encoded)."""
     if len(value) % 4 or len(value) < 8 or not _B64_ANY_RE.match(value):
         return False
+    import base64  # only now: the read commands' start loads no base64 (issue 43 goal 3)
+    import binascii
+
     try:
         raw = base64.b64decode(value, validate=True)
     except (ValueError, binascii.Error):

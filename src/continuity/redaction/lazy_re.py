@@ -10,7 +10,10 @@ onto itself, so later calls cost what a compiled pattern's do.
 from __future__ import annotations
 
 import re
-from typing import Any
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only: no ``typing`` at start-up (issue 43 goal 3)
+    from typing import Any
 
 _METHODS = ("match", "search", "fullmatch", "finditer", "findall", "sub", "subn", "split")
 

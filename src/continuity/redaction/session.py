@@ -26,16 +26,19 @@ each time.
 
 from __future__ import annotations
 
-import hashlib
+from _thread import allocate_lock
 from collections import OrderedDict
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from functools import cache
-from threading import Lock
-from typing import Any
 
+from continuity.core.digest import sha256
 from continuity.redaction.funnel import REPEAT_MIN_CHARS, SESSION_KNOWN, redact
 from continuity.redaction.structured import _walk
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only: no ``typing`` at start-up (issue 43 goal 3)
+    from typing import Any
 
 __all__ = ["in_session", "session_secrets", "secrets_in_text", "CACHE_SESSIONS"]
 
@@ -44,7 +47,9 @@ CACHE_SESSIONS = 32
 _PAGE = 200  # rows per read: within the brief's bounded reads (ROWS_READ)
 #: (store URL, key) -> ((row count, title), last seq read, secrets)
 _cache: OrderedDict[tuple[str, str], tuple[tuple[int, str], int, dict[str, str]]] = OrderedDict()
-_lock = Lock()
+#: ``threading.Lock`` is this function (``_thread``, documented): ``threading`` itself costs the
+#: read commands' start 0.5 ms and they start no thread (issue 43 goal 3)
+_lock = allocate_lock()
 
 
 def _collect(value: Any, found: dict[str, str]) -> None:
@@ -122,7 +127,7 @@ def session_secrets(store: Any, key: str, *, session: Any = None) -> dict[str, s
 def _sha(title: str) -> str:
     """What a kept answer was found under: the redaction rules (``rules_digest``) and the
     session's own ``title``, as one SHA-256 (hex)."""
-    return hashlib.sha256(
+    return sha256(
         rules_digest().encode() + b"\0" + title.encode("utf-8", "surrogatepass")
     ).hexdigest()
 
@@ -130,12 +135,16 @@ def _sha(title: str) -> str:
 @cache
 def rules_digest() -> str:
     """SHA-256 (hex) of the redaction package's modules: a kept answer found by other rules
-    (an upgrade that adds a detector) is not trusted, the session is scanned again."""
-    from pathlib import Path
+    (an upgrade that adds a detector) is not trusted, the session is scanned again. Each
+    ``*.py`` file of the package's folder (symbolic links resolved), by name: its name, NUL,
+    its bytes (``os``, not ``pathlib``: the read commands' start, issue 43 goal 3)."""
+    import os
 
-    digest = hashlib.sha256()
-    for path in sorted(Path(__file__).resolve().parent.glob("*.py")):
-        digest.update(path.name.encode() + b"\0" + path.read_bytes())
+    folder = os.path.dirname(os.path.realpath(__file__))
+    digest = sha256()
+    for name in sorted(n for n in os.listdir(folder) if n.endswith(".py")):
+        with open(os.path.join(folder, name), "rb") as fh:
+            digest.update(name.encode() + b"\0" + fh.read())
     return digest.hexdigest()
 
 

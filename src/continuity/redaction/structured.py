@@ -43,8 +43,6 @@ on its own; it imports both and neither imports it.
 
 from __future__ import annotations
 
-from typing import Any
-
 from continuity.redaction.funnel import REPEAT_MIN_CHARS, marker, redact
 from continuity.redaction.keyed import (
     _DIR_RE,
@@ -55,6 +53,10 @@ from continuity.redaction.keyed import (
     _value_kind,
     _weak_value_plain,
 )
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only: no ``typing`` at start-up (issue 43 goal 3)
+    from typing import Any
 
 __all__ = ["redact_value"]
 

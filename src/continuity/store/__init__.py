@@ -20,15 +20,18 @@ import os
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from functools import cache
-from pathlib import Path
-from typing import TYPE_CHECKING, Any
 
 from continuity.core.errors import ContinuityError, SchemaOutOfDate, StoreError
 from continuity.core.model import Entry
 from continuity.core.private import private_dir, private_open
-from continuity.store.base import RowMeta, Store
+from continuity.store.base import RowMeta
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from pathlib import Path
+    from typing import Any
+
+    from continuity.store.protocol import Store
     from continuity.store.records import ImportIssue, RawLine, SourceState
     from continuity.store.sql import SqlStore
 
@@ -36,11 +39,16 @@ if TYPE_CHECKING:
 def __getattr__(name: str) -> Any:
     """``SqlStore`` on first use (PEP 562): importing the package, or ``store.base`` and
     ``store.lite`` in it, loads no SQLAlchemy (issue 43 goal 3: the read commands' start);
-    ``SourceState``, ``RawLine`` and ``ImportIssue`` (``store.records``) likewise."""
+    ``SourceState``, ``RawLine`` and ``ImportIssue`` (``store.records``) likewise, and
+    ``Store`` (``store.protocol``: a ``Protocol`` class loads ``typing``)."""
     if name == "SqlStore":
         from continuity.store.sql import SqlStore
 
         return SqlStore
+    if name == "Store":
+        from continuity.store.protocol import Store
+
+        return Store
     if name in ("SourceState", "RawLine", "ImportIssue"):
         from continuity.store import records
 
@@ -63,7 +71,9 @@ __all__ = [
 
 #: The newest migration; ``open_store`` upgrades any older schema to it.
 HEAD_REVISION = "0031"
-_MIGRATIONS = Path(__file__).parent / "migrations"
+#: The Alembic scripts' folder (text: importing this package loads no ``pathlib``, which the
+#: read commands' start never needs, issue 43 goal 3).
+_MIGRATIONS = os.path.join(os.path.dirname(__file__), "migrations")
 
 
 def iter_entries(
@@ -236,12 +246,16 @@ def _read_only_url(parsed, db: Path):
     """A SQLite URI opening ``db`` read-only (``mode=ro``); ``immutable=1`` too when no
     ``-wal``/``-shm`` file is beside it (SQLite cannot make them in a read-only folder, and
     nothing can be writing the database there then)."""
+    from pathlib import Path
+
     live = any(Path(f"{db}{suffix}").exists() for suffix in ("-wal", "-shm"))
     query = {"mode": "ro", "uri": "true", **({} if live else {"immutable": "1"})}
     return parsed.set(database=f"file:{db}", query=query)
 
 
 def _engine(url: str, read_only: bool = False):
+    from pathlib import Path
+
     from sqlalchemy import create_engine
     from sqlalchemy.engine import make_url
     from sqlalchemy.exc import ArgumentError
@@ -402,6 +416,8 @@ def _unwritable(engine) -> str:
     db = engine.url.database if engine.dialect.name == "sqlite" else None
     if not db or db == ":memory:":
         return ""
+    from pathlib import Path
+
     folder = Path(db).expanduser().parent
     if folder.is_dir() and not os.access(folder, os.W_OK):
         return (
@@ -428,6 +444,8 @@ def open_store_raw(url: str, *, auto_migrate: bool = True, read_only: bool = Fal
     except SchemaOutOfDate as exc:
         engine.dispose()
         if read_only_db and "db upgrade" in str(exc):  # issue 20: say who can run it
+            from pathlib import Path
+
             folder = Path(make_url(url).database or "").expanduser().parent
             raise SchemaOutOfDate(
                 f"{exc} as a user who can write the workspace folder "
@@ -465,6 +483,8 @@ def open_store(
     a ``StoreError`` (fresh-user review: ``sessions`` in a read-only workspace)."""
     text_url = str(url)
     if "://" not in text_url:
+        from pathlib import Path
+
         text_url = f"sqlite:///{Path(text_url).expanduser()}"
     store = open_store_raw(text_url, auto_migrate=auto_migrate, read_only=read_only)
     try:

@@ -38,7 +38,7 @@ from continuity.core.model import (
 )
 from continuity.core.when import as_utc as _utc
 from continuity.store import schema as t
-from continuity.store.base import Store
+from continuity.store.protocol import Store
 
 
 class FencingStore(Store, Protocol):

@@ -31,13 +31,11 @@ import sqlite3
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import ExitStack, contextmanager, suppress
 from datetime import datetime
-from pathlib import Path
-from typing import TYPE_CHECKING, Any
 
+from continuity.core import paths
 from continuity.core.model import (
     Entry,
     EntryKind,
-    Note,
     Role,
     Run,
     RunStatus,
@@ -53,7 +51,11 @@ from continuity.store.rows import (
     stored_time,
 )
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any
+
+    from continuity.core.records import Note
     from continuity.store.records import SourceState
     from continuity.store.sql import SqlStore
 
@@ -518,6 +520,10 @@ class LiteStore:
             "ORDER BY note_id DESC LIMIT ?"
         )
         rows = self._rows(sql, (_nf(session_key), limit))
+        if not rows:
+            return []
+        from continuity.core.records import Note  # only now: most sessions have none
+
         return [Note(k, text, note_id, _aware(at)) for k, text, note_id, at in reversed(rows)]
 
     # ------------------------------------------------------------------ entries
@@ -658,16 +664,17 @@ def open_lite(url: str, *, read_only: bool = True) -> LiteStore | None:
     beside it), so reading it leaves the folder as it was."""
     if not url.startswith("sqlite:///") or "?" in url:
         return None
-    path = Path(url[len("sqlite:///") :]).expanduser()
-    if not path.name or str(path) == ":memory:" or not path.is_file():
+    # the path as pathlib reads it, as text (``core.paths``: no pathlib at start-up)
+    path = paths.expanded(url[len("sqlite:///") :])
+    folder, name = paths.split(path)
+    if not name or path == ":memory:" or not paths.is_file(path):
         return None
-    uri = f"{path.absolute().as_uri()}?mode=rw"
-    folder = path.parent
+    uri = f"{paths.file_uri(path)}?mode=rw"
     if read_only and not (os.access(folder, os.W_OK) and os.access(path, os.W_OK)):
         # a read-only workspace (mode 0500): read it as the full store does
         # (``store._read_only_url``): nothing written, not even -wal/-shm files
-        live = any(Path(f"{path}{suffix}").exists() for suffix in ("-wal", "-shm"))
-        uri = f"{path.absolute().as_uri()}?mode=ro" + ("" if live else "&immutable=1")
+        live = any(paths.exists(f"{path}{suffix}") for suffix in ("-wal", "-shm"))
+        uri = f"{paths.file_uri(path)}?mode=ro" + ("" if live else "&immutable=1")
     try:
         conn = sqlite3.connect(uri, uri=True, check_same_thread=False)
     except (sqlite3.Error, ValueError):

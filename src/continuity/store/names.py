@@ -7,9 +7,11 @@ May import: ``core``, ``store``.
 
 from __future__ import annotations
 
-from typing import Any
-
 from continuity.core.errors import AmbiguousSession, SessionNotFound
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only: no ``typing`` at start-up (issue 43 goal 3)
+    from typing import Any
 
 #: Keys are at most 200 characters (``sessions.session_key``).
 MAX_KEY_CHARS = 200

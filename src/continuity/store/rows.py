@@ -15,7 +15,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import datetime
-from typing import Any
 
 import orjson
 
@@ -23,6 +22,10 @@ from continuity.core.codec import blocks_from_json
 from continuity.core.errors import InputError
 from continuity.core.model import CompactionInfo, Entry, EntryKind, Role, RunStatus, SourceRef
 from continuity.core.when import usable_time
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only: no ``typing`` at start-up (issue 43 goal 3)
+    from typing import Any
 
 #: The enums by stored value (issue 17: a dict lookup costs less than the enum's call).
 KINDS = {k.value: k for k in EntryKind}
