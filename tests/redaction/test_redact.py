@@ -1048,3 +1048,20 @@ def test_plain_words_after_password_is_and_api_key_stay(kept):
 )
 def test_a_password_run_into_the_next_sentence_is_not_a_file_name(text, redacted):
     assert redact(text) == redacted
+
+
+def test_value_named_before_the_password_word_is_the_only_one_even_when_redacted():
+    """Found by the property test (``redact`` must give the same text again): "Use X as the
+    password Y" redacts X, the value the sentence names; a second pass saw the marker before
+    the word, no value, and took Y. A marker before the word now stands for the value."""
+    text = " Use Qx7000000 as the password 00000A Qx7000000 "
+    once = redact(text)
+    assert once == " Use [REDACTED:password] as the password 00000A [REDACTED:password] "
+    assert redact(once) == once
+    sep = redact(" Use Qx7000000 as the password: 00000A ")
+    assert sep == " Use [REDACTED:password] as the password: 00000A "
+    assert redact(sep) == sep
+    # without a value before the word, the word after it is still the password
+    assert redact("set the password 7Gq2xk9Lw to log in") == (
+        "set the password [REDACTED:password] to log in"
+    )

@@ -583,6 +583,8 @@ def _kv_at(text: str, hit: int, seen: set[int]) -> Finding | None:
         low = key.lower()
         if found:
             pass
+        elif (_PROSE_KEY_RE.search(key) or low in _PROSE_SECRET_KEYS) and _marker_before(text, ks):
+            return None  # "use [REDACTED:password] as the password …": redacted already
         elif _PROSE_KEY_RE.search(key):  # "use X as the password": X first, by the grammar
             found = _value_before(text, ks, ke, "password") or _prose_at(
                 text, ke, ks, spaced=low in _SPACED_PASSWORD_KEYS, clause=low not in _COMMAND_WORDS
@@ -599,6 +601,8 @@ def _kv_at(text: str, hit: int, seen: set[int]) -> Finding | None:
         # password by the sentence's grammar, whatever follows the separator (hypothesis
         # cases of the corpus); without one, the separator's value stands
         low = key.lower()
+        if (_PROSE_KEY_RE.search(key) or low in _PROSE_SECRET_KEYS) and _marker_before(text, ks):
+            return None  # the value the sentence names was redacted already
         before = (
             _value_before(text, ks, ke, "password")
             if _PROSE_KEY_RE.search(key)
@@ -837,11 +841,17 @@ def _secret_looking(value: str) -> bool:
 
 #: ``use X as the password``, ``set X as the root password``, ``X as the API key``: the value
 #: before ``as`` (optionally ``the``/``a``/``my``… and one more word) right before the key word
+#: what joins the value to the secret word after it: `` as the ``, `` as your new ``
+_AS_TAIL = (
+    r"[ \t]+as[ \t]+"
+    r"(?:(?:the|a|an|my|your|our|its|their|his|her|new)[ \t]+)?(?:[A-Za-z][\w-]{0,15}[ \t]+)?\Z"
+)
 _AS_BEFORE_RE = lazy_compile(
-    r"(?:(?<=[\s(\[\"'`,;<>])|\A)([\"'`]?)(?P<val>[^\s\"'`,;()\[\]<>]{6,128}?)\1[ \t]+as[ \t]+"
-    r"(?:(?:the|a|an|my|your|our|its|their|his|her|new)[ \t]+)?(?:[A-Za-z][\w-]{0,15}[ \t]+)?\Z",
+    r"(?:(?<=[\s(\[\"'`,;<>])|\A)([\"'`]?)(?P<val>[^\s\"'`,;()\[\]<>]{6,128}?)\1" + _AS_TAIL,
     re.I,
 )
+#: ``use [REDACTED:password] as the password``: the value the sentence names, redacted already
+_AS_MARKER_BEFORE_RE = lazy_compile(r"\[REDACTED:[\w-]+\]" + _AS_TAIL, re.I)
 #: the word after ``… as the password`` that makes it a thing, not the secret itself (``use
 #: it as the password field``, ``use argon2 as the password hash``)
 _AS_NOUNS = frozenset(
@@ -876,6 +886,15 @@ _AS_NOUNS = frozenset(
     }
 )
 _NEXT_WORD_RE = lazy_compile(r"[ \t]+([A-Za-z]+)")
+
+
+def _marker_before(text: str, key_start: int) -> bool:
+    """Whether the value named before the secret word at ``key_start`` is a redaction marker
+    (``Use [REDACTED:password] as the password 00000A``): the sentence's secret was redacted
+    already, so no word after the key is its value. Without this a second ``redact`` took the
+    word after the key, which the first had left because the value before it came first
+    (found by the property test: ``redact`` must give the same text again)."""
+    return bool(_AS_MARKER_BEFORE_RE.search(text, max(key_start - 200, 0), key_start))
 
 
 def _value_before(text: str, key_start: int, key_end: int, kind: str) -> Finding | None:
