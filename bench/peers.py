@@ -21,7 +21,9 @@ the issue with its same-run ratio:
    Also printed, not judged: our workspace after the embedding pass (the vectors of search
    by meaning, which the daemon adds in the background; agentsview embeds only on request).
 3. **start-up**: ``sessions``, ``show``, ``continue``, ``search``, ``recall`` as processes
-   (median of ``STARTS``) next to ``python -c pass``. Goal: each <= 100 ms and <= 6x. And
+   (median of ``STARTS``) next to ``python -c pass``, on this tree's workspace (printed, not
+   judged: the goal, each <= 100 ms and <= 6x, is on the sample workspace of the quick start,
+   which ``bench/startup.py`` measures). And
    **search as a command**: p50 / p99 of ``continuity search Q`` over ``QUERIES`` against
    ``agentsview session search --fts Q`` (a client of its running daemon, as it must be: its
    search has no one-shot mode), ours both as a client of our running daemon (``continuity
@@ -631,11 +633,11 @@ def report(
             t = start[name]
             rows.append(
                 (
-                    f"3 start: {name}",
+                    f"3 start on this tree: {name}",
                     f"{t * 1000:.0f} ms = {t / base_s:.1f}x python -c pass ({base_s * 1000:.0f} ms)",
                     "",
-                    "<= 100 ms and <= 6x",
-                    t <= 0.1 and t / base_s <= 6,
+                    "(judged on the sample workspace: bench/startup.py)",
+                    None,
                 )
             )
     if search is not None:
