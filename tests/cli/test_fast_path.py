@@ -489,6 +489,32 @@ def test_search_as_the_daemons_client_prints_what_the_command_printed(
     assert loaded == ""  # the daemon answered: no Typer, Rich, SQLAlchemy, pydantic here
 
 
+def test_search_as_the_daemons_client_loads_no_orjson(served: Path, tmp_path: Path):
+    """The client speaks JSON with the daemon through the standard library's ``json``:
+    ``orjson`` imports ``dataclasses``, ``inspect``, ``uuid`` and ``json`` (about 10 ms of a
+    55 ms search, issue 43 goal 3), and nothing of the text output needs it."""
+    check = (
+        "import atexit, os, sys\n"
+        "def _loaded():\n"
+        "    avoid = ('orjson', 'dataclasses', 'inspect', 'uuid', 'typer', 'sqlalchemy')\n"
+        "    open(os.environ['LOADED'], 'w').write(' '.join(sorted(m for m in sys.modules\n"
+        "        if m.startswith(avoid))))\n"
+        "atexit.register(_loaded)\n"
+        "sys.argv[0] = 'continuity'\n"
+        "from continuity.cli.hookcmd import console\n"
+        "console()\n"
+    )
+    loaded = tmp_path / "loaded.txt"
+    done = subprocess.run(
+        [sys.executable, "-c", check, "search", "export job"],
+        env=_env(served, LOADED=str(loaded)),
+        capture_output=True,
+        check=False,
+    )
+    assert done.returncode == 0 and b"export" in done.stdout
+    assert loaded.read_text() == ""
+
+
 def test_search_without_a_daemon_or_a_match_searches_in_process(served: Path, tmp_path: Path):
     """No match: the in-process command says why (exit 1); no daemon (``sample`` has none):
     it searches in-process, as before."""

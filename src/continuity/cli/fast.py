@@ -536,9 +536,8 @@ def _daemon_post(home: str, path: str, body: dict[str, Any]) -> dict[str, Any]:
     """The JSON object the workspace's daemon answers ``body`` at ``path`` with; ``_Unsure``
     when no daemon of it runs, it does not answer in ``SEARCH_SECONDS``, or it answers
     anything but 200 with an object."""
+    import json
     import time
-
-    import orjson
 
     from continuity.cli.client import daemon_headers, post
     from continuity.daemon.address import daemon_address
@@ -551,11 +550,13 @@ def _daemon_post(home: str, path: str, body: dict[str, Any]) -> dict[str, Any]:
             where[0],
             where[1],
             path,
-            orjson.dumps(body),
+            # the standard library's json (issue 43 goal 3: orjson's imports cost the client
+            # 10 ms); a lone surrogate cannot be encoded: UnicodeEncodeError, a ValueError
+            json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode("utf-8"),
             daemon_headers(home),
             time.monotonic() + SEARCH_SECONDS,
         )
-        answer = orjson.loads(payload) if status == 200 else None
+        answer = json.loads(payload) if status == 200 else None
     except (OSError, ValueError):
         raise _Unsure from None
     if not isinstance(answer, dict):

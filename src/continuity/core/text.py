@@ -9,8 +9,6 @@ from __future__ import annotations
 import re
 import unicodedata
 
-import orjson
-
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only: no ``typing`` at start-up (issue 43 goal 3)
     from typing import Any
@@ -52,6 +50,20 @@ def object_at(obj: Any, key: str) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
+#: ``orjson``, imported at the first ``json_bytes`` (issue 43 goal 3: it imports
+#: ``dataclasses``, ``inspect``, ``uuid`` and ``json``, about 10 ms, which the daemon's search
+#: client never needs)
+_orjson: Any = None
+
+
+def _load_orjson() -> Any:
+    global _orjson
+    import orjson
+
+    _orjson = orjson
+    return orjson
+
+
 def json_bytes(value: Any) -> bytes:
     """Compact JSON (no spaces, non-ASCII not escaped) as UTF-8 bytes: the unit every budget in
     continuity is measured in (spec/continuation.md, "Measuring bytes").
@@ -60,9 +72,10 @@ def json_bytes(value: Any) -> bytes:
     harness JSON) are encoded by the standard library after replacing lone surrogates with
     U+FFFD, so encoding never fails on parsed input.
     """
+    oj = _orjson or _load_orjson()
     try:
-        return orjson.dumps(value)
-    except (TypeError, orjson.JSONEncodeError):
+        return oj.dumps(value)
+    except (TypeError, oj.JSONEncodeError):
         import json
 
         try:
