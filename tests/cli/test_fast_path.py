@@ -641,3 +641,30 @@ def test_the_console_entry_sends_every_fast_command_to_the_fast_path():
     from continuity.cli.hookcmd import FAST_COMMANDS
 
     assert set(COMMANDS) == FAST_COMMANDS
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        [b"show", b"\xff"],
+        [b"continue", b"ab\xfe"],
+        [b"search", b"export", b"--tool", b"\xff"],
+        [b"recall", b"deploy", b"--tag", b"\xff"],
+    ],
+    ids=["show", "continue", "search --tool", "recall --tag"],
+)
+def test_an_argument_that_is_not_utf8_is_a_usage_error(sample: Path, argv: list[bytes]):
+    """Fresh-user review: a session key or a filter holding bytes that are not UTF-8 ended
+    in a traceback (SQLite and orjson refuse the lone surrogates Python gives them as); it is
+    one line naming the argument, exit 2, on either path."""
+    done = subprocess.run(
+        [os.fsencode(sys.executable), b"-c", FAST.encode(), *argv],
+        env=_env(sample, LOADED=os.devnull),
+        capture_output=True,
+        check=False,
+    )
+    shown = argv[-1].decode("utf-8", "backslashreplace")
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.decode() == (
+        f'continuity: the argument "{shown}" holds bytes that are not UTF-8 text; give it as UTF-8\n'
+    )

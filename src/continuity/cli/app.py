@@ -710,7 +710,7 @@ def main() -> None:
     tolerant_streams()
     try:
         command()(prog_name="continuity")
-    except (KeyboardInterrupt, ContinuityError, OSError) as exc:
+    except (KeyboardInterrupt, ContinuityError, OSError, UnicodeError, TypeError) as exc:
         failed(exc)
 
 
@@ -737,7 +737,37 @@ def failed(exc: BaseException) -> NoReturn:
     if isinstance(exc, OSError):  # the machine refused: a folder we may not enter, a deleted cwd
         err.print(f"continuity: {os_error_text(exc)}", markup=False, highlight=False)
         raise SystemExit(4) from None
+    word = undecodable_argument(exc)
+    if word is not None:
+        err.print(
+            f"continuity: the argument {word} holds bytes that are not UTF-8 text; "
+            "give it as UTF-8",
+            markup=False,
+            highlight=False,
+        )
+        raise SystemExit(2) from None
     raise exc
+
+
+def undecodable_argument(exc: BaseException) -> str | None:
+    """The first command-line word holding bytes that are not UTF-8 (Python gives them as
+    lone surrogates), shown with ``\\xNN`` escapes, when ``exc`` is what such a word raises
+    where text must be UTF-8 (a session key or a filter reaching SQLite or orjson:
+    ``UnicodeEncodeError``, orjson's "str is not valid UTF-8"); else None, and the error is
+    a bug to show whole. Fresh-user review: ``show $'\\xff'`` and ``search x --tool
+    $'\\xff'`` ended in a traceback; a path or a query holding such bytes is handled where it
+    is read (``import``, ``search``'s words)."""
+    if not isinstance(exc, UnicodeError) and not (
+        isinstance(exc, TypeError) and "UTF-8" in str(exc)
+    ):
+        return None
+    for word in sys.argv[1:]:
+        if any("\udc80" <= ch <= "\udcff" for ch in word):
+            from continuity.core.text import one_line
+
+            shown = word.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+            return f'"{one_line(shown)}"'  # control characters escaped too
+    return None
 
 
 def os_error_text(exc: OSError) -> str:

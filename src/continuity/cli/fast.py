@@ -656,7 +656,7 @@ def run(argv: list[str]) -> int | None:
         return _RUN[command](args, given, values)
     except _Unsure:
         return None
-    except (KeyboardInterrupt, ContinuityError, OSError) as exc:
+    except (KeyboardInterrupt, ContinuityError, OSError, UnicodeError, TypeError) as exc:
         from continuity.cli.app import failed
 
         failed(exc)
