@@ -176,7 +176,9 @@ def import_files(
     (``GROUP_*``): all of them are stored or none is; when the group fails (a store error, a
     collision with another import), it is rolled back and each of its files imported again
     on its own, with ``import_file``'s waiting and reporting. ``progress`` counts a grouped
-    file's bytes once the group is committed."""
+    file's bytes once the group is committed. The batches commit without a WAL sync each
+    (issue 43 goal 1); the iteration's end syncs once (``Store.make_durable``, which raises
+    ``StoreError`` when it cannot), so every row is durable when it ends."""
     group: list[Path] = []
     #: the group's files and, between them, the reports of unchanged files, in file order:
     #: an unchanged file does not end a group (issue 17: the files that grew are usually
@@ -199,7 +201,7 @@ def import_files(
         reports = _import_group(store, todo, keep_rows, pool) if len(todo) > 1 else None
         if reports is None:
             reports = [
-                import_file(store, p, progress=progress, keep_rows=keep_rows, _parsed=take(p))
+                _import_file(store, p, progress=progress, keep_rows=keep_rows, _parsed=take(p))
                 for p in todo
             ]
         elif progress:
@@ -228,7 +230,7 @@ def import_files(
         n = _to_read(path, known.get(key))
         if n > GROUP_FILE_BYTES:
             yield from flush()
-            report = import_file(
+            report = _import_file(
                 store, path, progress=progress, keep_rows=keep_rows, _parsed=take(path)
             )
             if done:
@@ -257,6 +259,7 @@ def import_files(
                         pool.offer(fresh)
             yield from step(ahead.pop(0))
         yield from flush()
+        store.make_durable()  # the row batches did not sync the WAL (``_import_group``)
     finally:
         if pool is not None:
             pool.close()
@@ -319,7 +322,7 @@ def _import_group(
     the workers parsing fresh files ahead (``formats.parallel``)."""
     reports = []
     try:
-        with store.batch():
+        with store.batch(durable=False):  # made durable at the import's end (``import_files``)
             for p in paths:
                 p = p.resolve()
                 report = FileReport(path_key(p))
@@ -353,7 +356,29 @@ def import_file(
     the transcript phase (``SourceState.pending_from``); the daemon's live import passes
     False, as live capture writes both itself (rows already due stay due). ``_parsed``:
     ``import_files``'s worker parse of the file (its first attempt stores it; a retry reads
-    the file itself)."""
+    the file itself). The rows are durable when it returns (``Store.make_durable``: its
+    batches commit without a WAL sync each); a sync that fails reports the file failed."""
+    report = _import_file(
+        store, path, progress=progress, keep_rows=keep_rows, mark_due=mark_due, _parsed=_parsed
+    )
+    try:
+        store.make_durable()
+    except ContinuityError as exc:
+        report.fail(str(exc), exc.exit_code)
+    return report
+
+
+def _import_file(
+    store: Store,
+    path: str | os.PathLike[str],
+    *,
+    progress: Progress | None = None,
+    keep_rows: bool = False,
+    mark_due: bool = True,
+    _parsed: ParsedFile | None = None,
+) -> FileReport:
+    """``import_file`` without its closing ``make_durable`` (``import_files`` syncs once at
+    its end)."""
     p = Path(path).resolve()
     deadline = time.monotonic() + CONFLICT_WAIT_SECONDS
     delay = 0.05
@@ -762,7 +787,9 @@ class _FileImport:
     def _flush(self, offset: int, line_count: int, *, final: bool = False) -> None:
         """Store the batch: its lookups (duplicates, parents, compactions) and its writes
         (raw lines, rows, issues, runs, the source's new offset) in one transaction."""
-        with self.store.batch():
+        # issue 43 goal 1: the rows can be imported again from the file, and the source's
+        # progress commits with them: no WAL sync per batch, one at the import's end
+        with self.store.batch(durable=False):
             self.store.claim_source(self.path_str, self.claimed)
             entries = self._dedupe(self.parser.pending)
             for e in entries:

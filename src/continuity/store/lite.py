@@ -163,6 +163,7 @@ class LiteStore:
         self._read_only = read_only
         self._full: SqlStore | None = None
         self._batching = self._depth = 0
+        self._durable = True  # the open batch()'s ``durable``
         self._stack: ExitStack | None = None
         #: kept secrets found inside a reading ``batch()``, written when it ends
         self._pending: list[dict[str, object]] = []
@@ -178,8 +179,8 @@ class LiteStore:
         return self._full
 
     @contextmanager
-    def batch(self) -> Iterator[None]:
-        """One transaction around the block, as ``SqlStore.batch``. While it only reads, a
+    def batch(self, *, durable: bool = True) -> Iterator[None]:
+        """One transaction around the block, as ``SqlStore.batch`` (``durable`` as there). While it only reads, a
         read transaction of ``sqlite3`` (one snapshot: ``build_continuation`` reads a
         session's rows, index and runs as of one moment); from the first call the full
         store answers (a write, say) on, the full store's ``batch()``, which then holds
@@ -192,6 +193,7 @@ class LiteStore:
                 self._depth -= 1
             return
         self._depth = 1
+        self._durable = durable
         self._stack = ExitStack()
         try:
             with self._stack:
@@ -218,7 +220,7 @@ class LiteStore:
         if self._stack is not None and not self._batching:
             if self._db.in_transaction:
                 self._db.rollback()
-            self._stack.enter_context(full.batch())
+            self._stack.enter_context(full.batch(durable=self._durable))
             self._batching = 1
         return full
 
@@ -230,6 +232,11 @@ class LiteStore:
         if name.startswith("__"):
             raise AttributeError(name)
         return getattr(self._join_full(), name)
+
+    def make_durable(self) -> None:
+        """``SqlStore.make_durable`` of the full store, when one was opened (only it writes)."""
+        if self._full is not None:
+            self._full.make_durable()
 
     def close(self) -> None:
         """Close the connection (and the full store, when one was opened)."""

@@ -38,8 +38,14 @@ class Store(Protocol):
     url: str
     dialect: str
 
-    def batch(self) -> AbstractContextManager[None]:
-        """One transaction around every store call made inside the ``with`` block."""
+    def batch(self, *, durable: bool = True) -> AbstractContextManager[None]:
+        """One transaction around every store call made inside the ``with`` block;
+        ``durable=False``: its commit need not survive a power loss until ``make_durable()``
+        (``SqlStore.batch``)."""
+        ...
+
+    def make_durable(self) -> None:
+        """Sync what ``batch(durable=False)`` committed (``SqlStore.make_durable``)."""
         ...
 
     def close(self) -> None: ...

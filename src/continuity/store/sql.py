@@ -12,6 +12,7 @@ over SQLite and PostgreSQL; its memory, bulk and schema parts already live in ``
 from __future__ import annotations
 
 import hashlib
+import os
 import threading
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
@@ -226,24 +227,45 @@ class SqlStore(
         self.dialect = engine.dialect.name
         self._local = threading.local()
         self._bulk = BulkWriter(engine.dialect)
+        #: a ``batch(durable=False)`` committed since the last ``make_durable()``
+        self._unsynced = False
         if self.dialect == "sqlite":
             event.listen(engine, "connect", _on_connect_sqlite)
 
     # ------------------------------------------------------------------ plumbing
 
     @contextmanager
-    def batch(self) -> Iterator[None]:
-        """One transaction around every call in the block (nested blocks join the outer one)."""
+    def batch(self, *, durable: bool = True) -> Iterator[None]:
+        """One transaction around every call in the block (nested blocks join the outer one).
+
+        ``durable=False`` (the import's row batches, issue 43 goal 1): on SQLite the commit
+        does not sync the WAL (``synchronous=NORMAL`` for this transaction only; the
+        connection goes back to the pool with ``FULL``): it survives a ``kill -9`` at once,
+        and an OS crash or power loss once a later durable commit or ``make_durable()`` has
+        synced the WAL. Only for writes that can be made again from what is on disk (an
+        imported file's rows, with the source's progress in the same transaction). Ignored
+        on PostgreSQL and when nested (the outer block's commit decides)."""
         if getattr(self._local, "conn", None) is not None:
             yield
             return
         try:
-            with self.engine.begin() as conn:
-                self._local.conn = conn
-                try:
+            if durable or self.dialect != "sqlite":
+                with self.engine.begin() as conn, self._as_batch(conn):
                     yield
+                return
+            with self.engine.connect() as conn:
+                conn.exec_driver_sql("PRAGMA synchronous=NORMAL")  # outside any transaction
+                conn.commit()
+                try:
+                    with conn.begin(), self._as_batch(conn):
+                        yield
                 finally:
-                    self._local.conn = None
+                    self._unsynced = True
+                    try:
+                        conn.exec_driver_sql("PRAGMA synchronous=FULL")
+                        conn.commit()
+                    except SQLAlchemyError:
+                        conn.invalidate()  # never back in the pool with NORMAL
         except IntegrityError as exc:
             raise StoreConflict(
                 f"conflicting write on {self._safe_url()}: "
@@ -254,6 +276,42 @@ class SqlStore(
                 f"database error on {self._safe_url()}: {exc.__class__.__name__}: "
                 f"{str(getattr(exc, 'orig', None) or exc).splitlines()[0]}"
             ) from exc
+
+    @contextmanager
+    def _as_batch(self, conn: Connection) -> Iterator[None]:
+        """``conn`` as this thread's open batch while the block runs."""
+        self._local.conn = conn
+        try:
+            yield
+        finally:
+            self._local.conn = None
+
+    def make_durable(self) -> None:
+        """Make every commit so far survive an OS crash or power loss (``batch(durable=False)``
+        left some unsynced): on SQLite, fsync the WAL file, which is what a ``synchronous=FULL``
+        commit does once its frames are written (a WAL that is gone was checkpointed, and a
+        checkpoint syncs the database file). Nothing to do on PostgreSQL or when every commit
+        was durable. Raises ``StoreError`` naming the file when it cannot be synced."""
+        if not self._unsynced:
+            return
+        self._unsynced = False
+        with self.engine.connect() as conn:
+            rows = conn.exec_driver_sql("PRAGMA database_list").all()
+        wal = next((f"{row[2]}-wal" for row in rows if row[1] == "main" and row[2]), None)
+        if wal is None:
+            return  # an in-memory database: nothing on disk to sync
+        try:
+            fd = os.open(wal, os.O_RDONLY)
+        except FileNotFoundError:
+            return
+        except OSError as exc:
+            raise StoreError(f"cannot sync {wal}: {exc.strerror or exc}") from exc
+        try:
+            os.fsync(fd)
+        except OSError as exc:
+            raise StoreError(f"cannot sync {wal}: {exc.strerror or exc}") from exc
+        finally:
+            os.close(fd)
 
     @contextmanager
     def _conn(self) -> Iterator[Connection]:
