@@ -492,11 +492,14 @@ def test_search_as_the_daemons_client_prints_what_the_command_printed(
 def test_search_as_the_daemons_client_loads_no_orjson(served: Path, tmp_path: Path):
     """The client speaks JSON with the daemon through the standard library's ``json``:
     ``orjson`` imports ``dataclasses``, ``inspect``, ``uuid`` and ``json`` (about 10 ms of a
-    55 ms search, issue 43 goal 3), and nothing of the text output needs it."""
+    55 ms search, issue 43 goal 3), and nothing of the text output needs it. The workspace's
+    ``config.toml`` is judged by the daemon: no ``tomllib`` (10 ms more, with ``typing``)."""
+    assert (served / "config.toml").is_file()
     check = (
         "import atexit, os, sys\n"
         "def _loaded():\n"
-        "    avoid = ('orjson', 'dataclasses', 'inspect', 'uuid', 'typer', 'sqlalchemy')\n"
+        "    avoid = ('orjson', 'dataclasses', 'inspect', 'uuid', 'typer', 'sqlalchemy',\n"
+        "             'tomllib', 'typing')\n"
         "    open(os.environ['LOADED'], 'w').write(' '.join(sorted(m for m in sys.modules\n"
         "        if m.startswith(avoid))))\n"
         "atexit.register(_loaded)\n"
@@ -513,6 +516,113 @@ def test_search_as_the_daemons_client_loads_no_orjson(served: Path, tmp_path: Pa
     )
     assert done.returncode == 0 and b"export" in done.stdout
     assert loaded.read_text() == ""
+
+
+BAD_CONFIGS = {
+    "unknown section": "[continuty]\nretention_days = 3\n",
+    "two unknown sections": "[continuty]\n[deamon]\n",
+    "not TOML": "[daemon\n",
+    "not UTF-8": b"[daemon]\n# \xff\n",
+}
+
+
+def _not_here(path: str) -> None:
+    raise AssertionError(f"the client read {path} itself")
+
+
+@pytest.mark.parametrize("bad", list(BAD_CONFIGS), ids=str)
+@pytest.mark.parametrize("command", ["search", "recall"])
+def test_a_bad_config_is_the_commands_error_with_the_daemon_running(
+    served: Path, tmp_path: Path, bad: str, command: str
+):
+    """The client leaves reading ``config.toml`` to the running daemon (issue 43 goal 3); a
+    file the daemon refuses ends in the command's own error, exit 2, with an unknown
+    ``CONTINUITY_`` section of the client's environment joined as the command joins it."""
+    config = served / "config.toml"
+    good = config.read_bytes()
+    text = BAD_CONFIGS[bad]
+    try:
+        config.write_bytes(good + (text.encode() if isinstance(text, str) else text))
+        for extra in ({}, {"CONTINUITY_CONTINUTY__RETENTION_DAYS": "3"}):
+            fast, base, _ = _both(served, [command, "export job"], tmp_path, **extra)
+            assert (fast.returncode, fast.stdout, fast.stderr) == (
+                base.returncode,
+                base.stdout,
+                base.stderr,
+            )
+            assert fast.returncode == 2 and str(config).encode() in fast.stderr, fast.stderr
+    finally:
+        config.write_bytes(good)
+    fast, base, _ = _both(
+        served, [command, "export job"], tmp_path, CONTINUITY_CONTINUTY__RETENTION_DAYS="3"
+    )
+    assert (fast.returncode, fast.stderr) == (base.returncode, base.stderr)
+    assert fast.returncode == 2 and b"CONTINUITY_CONTINUITY__RETENTION_DAYS" in fast.stderr
+
+
+@pytest.mark.parametrize("command", ["search", "recall"])
+def test_the_client_takes_the_daemons_verdict_on_the_config(
+    remembered: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    command: str,
+):
+    """With the daemon running, the client never reads ``config.toml`` itself (``tomllib``:
+    10 ms of its start): it answers from the daemon's verdict; an unknown ``CONTINUITY_``
+    section of its own environment is still its error, worded as the command words it."""
+    from continuity.cli import fast as client
+    from continuity.core import config as settings
+    from continuity.core.errors import ConfigError
+
+    monkeypatch.setattr(settings, "load_config_file", _not_here)
+    run = client._search if command == "search" else client._recall
+    assert run(["export job"], {"--json"}, {"--home": str(remembered)}) == 0
+    assert "export job" in capsys.readouterr().out.lower()
+    monkeypatch.setenv("CONTINUITY_CONTINUTY__RETENTION_DAYS", "3")
+    with pytest.raises(ConfigError) as said:
+        run(["export job"], {"--json"}, {"--home": str(remembered)})
+    assert str(said.value) == (
+        "$CONTINUITY_CONTINUTY__RETENTION_DAYS: unknown section 'continuty'; "
+        "did you mean $CONTINUITY_CONTINUITY__RETENTION_DAYS?"
+    )
+
+
+def test_a_verdict_on_the_config_is_checked_as_the_command_checks_the_file(
+    monkeypatch: pytest.MonkeyPatch,
+):
+    """``check_verdict``: the file's problems first, then the environment's, joined."""
+    from continuity.core.config import check_verdict
+    from continuity.core.errors import ConfigError
+
+    for name in [n for n in os.environ if n.startswith("CONTINUITY_")]:
+        monkeypatch.delenv(name)
+    check_verdict({"problems": []})
+    with pytest.raises(ConfigError) as refused:
+        check_verdict({"error": "/w/config.toml: not valid TOML"})
+    assert str(refused.value) == "/w/config.toml: not valid TOML"
+    monkeypatch.setenv("CONTINUITY_DEAMON__PORT", "1")
+    with pytest.raises(ConfigError) as said:
+        check_verdict({"problems": ["/w/config.toml: unknown section [x]; known sections: ..."]})
+    assert str(said.value) == (
+        "/w/config.toml: unknown section [x]; known sections: ...; "
+        "$CONTINUITY_DEAMON__PORT: unknown section 'deamon'; did you mean $CONTINUITY_DAEMON__PORT?"
+    )
+
+
+def test_the_config_verdict_is_kept_until_the_file_changes(tmp_path: Path):
+    """``core.config.config_verdict`` answers from the file's stat while it stays, and reads
+    the file again when it is rewritten, even to the same size."""
+    from continuity.core.config import config_verdict
+
+    config = tmp_path / "config.toml"
+    config.write_text("[daemon]\n")
+    assert config_verdict(str(config)) == {"problems": []}
+    config.write_text("[deamon]\n")  # same size, new bytes
+    verdict = config_verdict(str(config))
+    assert verdict == {"problems": [f"{config}: unknown section [deamon]; did you mean [daemon]?"]}
+    assert config_verdict(str(config)) is verdict
+    config.write_text("[daemon\n")
+    assert str(config_verdict(str(config))["error"]).startswith(f"{config}: not valid TOML")
 
 
 def test_search_without_a_daemon_or_a_match_searches_in_process(served: Path, tmp_path: Path):
@@ -563,7 +673,9 @@ def test_search_asks_the_daemon_for_the_count_the_command_shows(
     from continuity.cli.commands.browse import MAX_HITS
 
     sent: list[dict[str, Any]] = []
-    monkeypatch.setattr(fast, "_daemon_search", lambda home, body: sent.append(body) or ([], None))
+    monkeypatch.setattr(
+        fast, "_daemon_search", lambda home, body, config: sent.append(body) or ([], None)
+    )
     given = {"--json", *values}
     with pytest.raises(fast._Unsure):  # no hit, no word from the daemon: the command says
         fast._search(["export"], given, {"--home": str(tmp_path / "ws"), **values})

@@ -135,6 +135,22 @@ def _home(values: dict[str, str]) -> str | None:
     return home
 
 
+def _client_home(values: dict[str, str]) -> tuple[str | None, str | None]:
+    """``_home`` for a client of the daemon: ``--home`` and the path of its ``config.toml``
+    when there is one, which the daemon reads for the client (``_daemon_post``: ``tomllib``
+    is 10 ms of the client's start, issue 43 goal 3); the workspace and a ``config.toml``
+    that is no file are checked here (``ConfigError``), as is everything when there is no
+    file to read."""
+    from continuity.core.config import check_config, config_text_path, home_folder
+
+    home = values.get("--home")
+    home_folder(home)
+    config = config_text_path(home)
+    if config is None:
+        check_config(home)
+    return home, config
+
+
 def _lite_store(home: str | None) -> Any:
     """The workspace's database through ``store.lite`` (as ``api.Workspace(fast_read=True)``
     opens it); ``_Unsure`` when only the full store can open it (it is absent, at another
@@ -479,7 +495,7 @@ def _search(args: list[str], given: set[str], values: dict[str, str]) -> int:
 
         if not plain_stdout():
             raise _Unsure
-    home = _home(values)
+    home, config = _client_home(values)
     from continuity.core.config import home_folder
 
     here = []
@@ -501,6 +517,7 @@ def _search(args: list[str], given: set[str], values: dict[str, str]) -> int:
             "tool": values.get("--tool"),
             "near": os.getcwd(),
         },
+        config,
     )
     if not hits:
         # the daemon says what the command says (``browse.search.no_match_message``), printed
@@ -532,10 +549,15 @@ def _search(args: list[str], given: set[str], values: dict[str, str]) -> int:
     return 0
 
 
-def _daemon_post(home: str, path: str, body: dict[str, Any]) -> dict[str, Any]:
+def _daemon_post(
+    home: str, path: str, body: dict[str, Any], config: str | None = None
+) -> dict[str, Any]:
     """The JSON object the workspace's daemon answers ``body`` at ``path`` with; ``_Unsure``
     when no daemon of it runs, it does not answer in ``SEARCH_SECONDS``, or it answers
-    anything but 200 with an object."""
+    anything but 200 with an object. ``config``: the workspace's ``config.toml``
+    (``_client_home``), checked as every command checks it at start from the daemon's
+    verdict on the file (``daemon.search_api.config_answer``; ``ConfigError``), or read here
+    when the daemon gives none."""
     import json
     import time
 
@@ -552,7 +574,11 @@ def _daemon_post(home: str, path: str, body: dict[str, Any]) -> dict[str, Any]:
             path,
             # the standard library's json (issue 43 goal 3: orjson's imports cost the client
             # 10 ms); a lone surrogate cannot be encoded: UnicodeEncodeError, a ValueError
-            json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode("utf-8"),
+            json.dumps(
+                {**body, "config": config} if config else body,
+                ensure_ascii=False,
+                separators=(",", ":"),
+            ).encode("utf-8"),
             daemon_headers(home),
             time.monotonic() + SEARCH_SECONDS,
         )
@@ -561,14 +587,25 @@ def _daemon_post(home: str, path: str, body: dict[str, Any]) -> dict[str, Any]:
         raise _Unsure from None
     if not isinstance(answer, dict):
         raise _Unsure
+    if config:
+        from continuity.core.config import check_config, check_verdict
+
+        verdict = answer.get("config")
+        if isinstance(verdict, dict):
+            check_verdict(verdict)
+        else:  # a daemon that did not judge the file
+            check_config(home)
     return answer
 
 
-def _daemon_search(home: str, body: dict[str, Any]) -> tuple[list[dict[str, Any]], str | None]:
+def _daemon_search(
+    home: str, body: dict[str, Any], config: str | None = None
+) -> tuple[list[dict[str, Any]], str | None]:
     """The hits the workspace's daemon answers ``body`` with (``POST /api/search``) and, with
     none, what the command says about it (``no_match``; None from a daemon that does not say);
-    ``_Unsure`` as ``_daemon_post``, or for an answer without a list of hits."""
-    answer = _daemon_post(home, "/api/search", body)
+    ``_Unsure`` as ``_daemon_post``, or for an answer without a list of hits; ``config`` and
+    ``ConfigError`` as ``_daemon_post``'s."""
+    answer = _daemon_post(home, "/api/search", body, config)
     hits = answer.get("hits")
     if not isinstance(hits, list) or not all(isinstance(h, dict) for h in hits):
         raise _Unsure
@@ -592,7 +629,7 @@ def _recall(args: list[str], given: set[str], values: dict[str, str]) -> int:
 
         if not plain_stdout():
             raise _Unsure
-    home = _home(values)
+    home, config = _client_home(values)
     from continuity.core.config import home_folder
 
     answer = _daemon_post(
@@ -605,6 +642,7 @@ def _recall(args: list[str], given: set[str], values: dict[str, str]) -> int:
             "type": values.get("--type"),
             "near": os.getcwd(),
         },
+        config,
     )
     found = answer.get("found")
     if not isinstance(found, dict) or not isinstance(found.get("results"), list):

@@ -125,11 +125,24 @@ def check_sections(data: dict[str, object], path: str | os.PathLike[str]) -> Non
     for each top-level table of ``config.toml`` (``data``) that no feature reads, and for each
     ``CONTINUITY_<SECTION>__<FIELD>`` environment variable whose section is unknown
     (``CONTINUITY_CONTINUTY__RETENTION_DAYS``: did you mean ``CONTINUITY_CONTINUITY__…``?)."""
-    problems = [
+    problems = section_problems(data, path) + env_problems()
+    if problems:
+        raise ConfigError("; ".join(problems))
+
+
+def section_problems(data: dict[str, object], path: str | os.PathLike[str]) -> list[str]:
+    """``check_sections``' words for each top-level table of ``data`` no feature reads."""
+    return [
         f"{path}: unknown section [{name}]; {_closest(name)}"
         for name in data
         if name not in KNOWN_SECTIONS
     ]
+
+
+def env_problems() -> list[str]:
+    """``check_sections``' words for each ``CONTINUITY_<SECTION>__<FIELD>`` variable of this
+    process whose section is unknown."""
+    problems = []
     for var in sorted(os.environ):
         if not var.startswith("CONTINUITY_") or "__" not in var[11:]:
             continue
@@ -140,8 +153,7 @@ def check_sections(data: dict[str, object], path: str | os.PathLike[str]) -> Non
                 best = hint[len("did you mean [") : -2]
                 hint = f"did you mean ${'CONTINUITY_' + best.upper() + '__' + field}?"
             problems.append(f"${var}: unknown section {section.lower()!r}; {hint}")
-    if problems:
-        raise ConfigError("; ".join(problems))
+    return problems
 
 
 def config_path(home: str | os.PathLike[str] | None = None) -> Path:
@@ -156,13 +168,29 @@ def read_config(home: str | os.PathLike[str] | None = None) -> dict[str, object]
     any feature's settings model. Raises ``ConfigError`` naming the file for a path that is not
     a file, bytes that are not UTF-8 (with the byte offset), invalid TOML, an unknown section
     or override (issue 16, fresh-user review: ``sessions`` ignored ``[continuty]``)."""
-    path = paths.joined(home_folder(home), CONFIG_FILE)  # ``config_path``'s, as text
+    path = config_text_path(home)
+    if path is None:
+        check_sections({}, "")
+        return {}
+    data = load_config_file(path)
+    check_sections(data, path)
+    return data
+
+
+def config_text_path(home: str | os.PathLike[str] | None = None) -> str | None:
+    """``<home>/config.toml`` as text (``config_path``'s) when it is a file, None when there
+    is none; raises ``ConfigError`` when the path is something else (a folder)."""
+    path = paths.joined(home_folder(home), CONFIG_FILE)
     if paths.exists(path) and not paths.is_file(path):
         raise ConfigError(f"{path}: is not a file")
-    if not paths.is_file(path):
-        check_sections({}, path)
-        return {}
-    import tomllib  # only now: most workspaces have no config.toml, and tomllib costs ~5 ms
+    return path if paths.is_file(path) else None
+
+
+def load_config_file(path: str) -> dict[str, object]:
+    """The tables of the ``config.toml`` at ``path``, not yet checked (``read_config`` checks
+    them). Raises ``ConfigError`` naming ``path`` for bytes that are not UTF-8 (with the byte
+    offset), invalid TOML or a file that cannot be read."""
+    import tomllib  # only now: most workspaces have no config.toml, and tomllib costs ~10 ms
 
     try:
         with open(path, "rb") as fh:
@@ -174,8 +202,48 @@ def read_config(home: str | os.PathLike[str] | None = None) -> dict[str, object]
         raise ConfigError(f"{path}: not valid TOML: {exc}") from exc
     except OSError as exc:
         raise ConfigError(f"{path}: cannot be read: {exc.strerror or exc}") from exc
-    check_sections(data, path)
     return data
+
+
+#: ``config_verdict``'s answers by path, with the file's stat when it was read
+_verdicts: dict[str, tuple[tuple[int, ...], dict[str, object]]] = {}
+
+
+def config_verdict(path: str) -> dict[str, object]:
+    """What ``read_config`` finds in the ``config.toml`` at ``path``, the environment aside,
+    for a client that does not read it itself (issue 43 goal 3: ``tomllib`` is 10 ms of the
+    search client's start; the daemon has it loaded): ``{"error": TEXT}`` for a file it
+    refuses whole, else ``{"problems": [TEXT, ...]}`` (``section_problems``, maybe none).
+    Kept per path while the file's inode, size, modification and change times (ns) stay."""
+    try:
+        st = os.stat(path)
+        stamp: tuple[int, ...] = (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+    except OSError:
+        stamp = ()
+    kept = _verdicts.get(path)
+    if stamp and kept is not None and kept[0] == stamp:
+        return kept[1]
+    verdict: dict[str, object]
+    try:
+        verdict = {"problems": section_problems(load_config_file(path), path)}
+    except ConfigError as exc:
+        verdict = {"error": str(exc)}
+    if stamp:
+        _verdicts[path] = (stamp, verdict)
+    return verdict
+
+
+def check_verdict(verdict: dict[str, object]) -> None:
+    """Raise ``ConfigError`` as ``read_config`` would for the file ``config_verdict`` judged
+    and this process's environment (``env_problems``)."""
+    error = verdict.get("error")
+    if isinstance(error, str):
+        raise ConfigError(error)
+    found = verdict.get("problems")
+    problems = [p for p in found if isinstance(p, str)] if isinstance(found, list) else []
+    problems += env_problems()
+    if problems:
+        raise ConfigError("; ".join(problems))
 
 
 def check_config(home: str | os.PathLike[str] | None = None) -> None:

@@ -19,6 +19,10 @@ working folder means nothing to the asker.
 ``{"found": RecallResponse.to_dict()}``, what ``recall --json`` prints): ranked from the
 asker's folder as ``Workspace.recall`` ranks it, where ``/api/memory/recall`` (the seed's,
 for the MCP tools) boosts no folder.
+
+Both answers add ``"config": VERDICT`` when the client sent its path of the workspace's
+``config.toml`` (``config_answer``): the client then checks the file as every command does
+at start without importing ``tomllib`` itself (issue 43 goal 3).
 """
 
 from __future__ import annotations
@@ -34,8 +38,9 @@ MAX_HITS = 500
 class SearchBody(BaseModel):
     """What ``continuity search`` was asked: ``query`` (non-empty), ``limit`` (1-500), ``mode``
     (``hybrid``, ``words``, ``vectors``), the filters (``harness``, ``projects``: absolute
-    folders, ``since``/``until``: as the CLI takes them, ``role``, ``tool``) and ``near``: the
-    asker's folder, whose project's rows rank a little first."""
+    folders, ``since``/``until``: as the CLI takes them, ``role``, ``tool``), ``near``: the
+    asker's folder, whose project's rows rank a little first, and ``config``: the asker's path
+    of this workspace's ``config.toml``, which the daemon judges for it (``config_answer``)."""
 
     model_config = ConfigDict(extra="forbid")
 
@@ -49,12 +54,13 @@ class SearchBody(BaseModel):
     role: str | None = Field(None, max_length=20)
     tool: str | None = Field(None, max_length=1000)
     near: str | None = Field(None, max_length=4096)
+    config: str | None = Field(None, max_length=4096)
 
 
 class RecallBody(BaseModel):
     """What ``continuity recall`` was asked: ``query`` (non-empty), ``limit`` (1-100),
-    ``expand`` (the sanitized transcripts too), ``type`` and ``near``: the asker's folder,
-    whose project's memories rank a little first."""
+    ``expand`` (the sanitized transcripts too), ``type``, ``near``: the asker's folder,
+    whose project's memories rank a little first, and ``config`` as ``SearchBody``'s."""
 
     model_config = ConfigDict(extra="forbid")
 
@@ -63,6 +69,23 @@ class RecallBody(BaseModel):
     expand: bool = False
     type: str | None = Field(None, max_length=200)
     near: str | None = Field(None, max_length=4096)
+    config: str | None = Field(None, max_length=4096)
+
+
+def config_answer(path: str | None, home: Any) -> dict[str, object]:
+    """``{"config": core.config.config_verdict(path)}`` when ``path`` is this workspace's
+    ``config.toml`` (``home``'s, however spelled), else ``{}`` (the client reads the file
+    itself). The client saves ``tomllib``'s import (issue 43 goal 3) and says what the command
+    would say of the file, in its own spelling of the path."""
+    import os
+
+    if not path:
+        return {}
+    from continuity.core.config import CONFIG_FILE, config_verdict
+
+    if os.path.realpath(path) != os.path.realpath(os.path.join(home, CONFIG_FILE)):
+        return {}
+    return {"config": config_verdict(path)}
 
 
 def add_search_route(app: Any, live: Any) -> None:
@@ -102,10 +125,23 @@ def add_search_route(app: Any, live: Any) -> None:
             from continuity.browse.search import no_match_message
 
             return Response(
-                orjson.dumps({"hits": [], "no_match": no_match_message(body.query)}),
+                orjson.dumps(
+                    {
+                        "hits": [],
+                        "no_match": no_match_message(body.query),
+                        **config_answer(body.config, live.home),
+                    }
+                ),
                 media_type="application/json",
             )
-        payload = b'{"hits":[' + b",".join(orjson.dumps(h.to_dict()) for h in hits) + b"]}"
+        config = orjson.dumps(config_answer(body.config, live.home))[1:-1]
+        payload = (
+            b'{"hits":['
+            + b",".join(orjson.dumps(h.to_dict()) for h in hits)
+            + b"]"
+            + (b"," + config if config else b"")
+            + b"}"
+        )
         return Response(payload, media_type="application/json")
 
     @app.post("/api/recall", tags=["search"])
@@ -130,7 +166,10 @@ def add_search_route(app: Any, live: Any) -> None:
                 error_body("invalid_request", str(exc), [{"field": "body", "message": str(exc)}]),
                 400,
             )
-        return Response(orjson.dumps({"found": found.to_dict()}), media_type="application/json")
+        return Response(
+            orjson.dumps({"found": found.to_dict(), **config_answer(body.config, live.home)}),
+            media_type="application/json",
+        )
 
 
-__all__ = ["MAX_HITS", "RecallBody", "SearchBody", "add_search_route"]
+__all__ = ["MAX_HITS", "RecallBody", "SearchBody", "add_search_route", "config_answer"]
