@@ -22,6 +22,37 @@ from datetime import datetime
 
 from continuity.core.exports import lazy_exports
 
+TYPE_CHECKING = False  # not ``typing``'s: the read commands never load it (issue 43 goal 3)
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from typing import TypeVar
+
+    _Class = TypeVar("_Class", bound=type)
+
+
+def pickled_by_fields(cls: _Class) -> _Class:
+    """Pickle instances of the slotted dataclass ``cls`` as ``cls(*init_fields)``.
+
+    A frozen dataclass with slots unpickles through ``dataclasses._dataclass_setstate``, which
+    calls ``dataclasses.fields()`` for every object: a parallel import's writer (issue 43 goal
+    1, ``formats.parallel``) spent about 1.5 s of a 320 MB import there, unpickling the rows'
+    blocks and raw lines its workers parsed. Its own ``__init__`` with the values read by one
+    ``operator.attrgetter`` does the same in half the time (``Entry``, not frozen, pickled
+    its slots as a dict). Only for classes whose fields without ``init`` keep their
+    defaults (the blocks' ``type``). Returns ``cls``."""
+    from dataclasses import fields
+    from operator import attrgetter
+
+    names = tuple(f.name for f in fields(cls) if f.init)
+    get = attrgetter(*names)
+    one = len(names) == 1  # attrgetter of one name gives the value, not a tuple
+
+    def reduce(self: object) -> tuple[Callable[..., object], tuple[object, ...]]:
+        return cls, (get(self),) if one else get(self)
+
+    cls.__reduce__ = reduce  # type: ignore[method-assign]
+    return cls
+
 
 class Role(str, enum.Enum):
     """Who authored a row, as the continuation view names it (`continue --json` ``role``)."""
@@ -65,6 +96,7 @@ ENDED_RUN_STATUSES = (RunStatus.FINISHED, RunStatus.FAILED, RunStatus.INTERRUPTE
 # --------------------------------------------------------------------------- content blocks
 
 
+@pickled_by_fields
 @dataclass(frozen=True, slots=True)
 class TextBlock:
     """Plain text (UTF-8; never contains a lone surrogate, see ``continuity.core.text.clean``)."""
@@ -73,6 +105,7 @@ class TextBlock:
     type: str = field(default="text", init=False)
 
 
+@pickled_by_fields
 @dataclass(frozen=True, slots=True)
 class ThinkingBlock:
     """Model reasoning shown as text. Opaque signatures stay in the raw line, never here."""
@@ -81,6 +114,7 @@ class ThinkingBlock:
     type: str = field(default="thinking", init=False)
 
 
+@pickled_by_fields
 @dataclass(frozen=True, slots=True)
 class MediaBlock:
     """An image or file. The payload lives in the media table keyed by ``sha256``; only its
@@ -97,6 +131,7 @@ class MediaBlock:
         return f"[{self.media_type} {self.bytes} B omitted]"
 
 
+@pickled_by_fields
 @dataclass(frozen=True, slots=True)
 class ToolCallBlock:
     """A tool call: ``id`` pairs it with its result; ``arguments`` is a JSON object, or the raw
@@ -108,6 +143,7 @@ class ToolCallBlock:
     type: str = field(default="tool_call", init=False)
 
 
+@pickled_by_fields
 @dataclass(frozen=True, slots=True)
 class ToolResultBlock:
     """The result of tool call ``call_id``. ``text`` is the output as text; media inside the
@@ -127,6 +163,7 @@ Block = TextBlock | ThinkingBlock | MediaBlock | ToolCallBlock | ToolResultBlock
 # --------------------------------------------------------------------------- rows
 
 
+@pickled_by_fields
 @dataclass(frozen=True, slots=True)
 class SourceRef:
     """Where a row came from: file path, 1-based line number, byte offset and the SHA-256 of
@@ -138,6 +175,7 @@ class SourceRef:
     raw_sha256: str
 
 
+@pickled_by_fields
 @dataclass(frozen=True, slots=True)
 class CompactionInfo:
     """What a compaction row says.
@@ -158,6 +196,7 @@ class CompactionInfo:
     trigger: str | None = None
 
 
+@pickled_by_fields
 @dataclass(slots=True)
 class Entry:
     """One row of a session log.
@@ -171,6 +210,8 @@ class Entry:
     hint that this row ends the current run with that status (Codex ``task_complete``, pi
     ``stopReason: error``, an interrupt marker); the last hint in a run wins. ``payloads`` carries
     decoded media bytes by sha256 from a reader to the store (never kept on the row).
+    ``prepared``: what the store writes for the row, made where it was parsed
+    (``store.bulk.prepare``, issue 43 goal 1: a parallel import's workers); never compared.
     """
 
     kind: EntryKind
@@ -191,6 +232,7 @@ class Entry:
     seq: int = -1
     entry_id: str = ""
     run_id: str | None = None
+    prepared: tuple[object, ...] | None = field(default=None, compare=False, repr=False)
 
     def text(self) -> str:
         """The row's text blocks joined by blank lines (thinking and tool traffic excluded)."""
@@ -290,7 +332,6 @@ __getattr__, __dir__ = lazy_exports(  # ``continuity.core.records``' names, on f
 )
 
 
-TYPE_CHECKING = False
 if TYPE_CHECKING:  # the names as a type checker sees them
     from typing import Any
 

@@ -13,6 +13,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 
+from continuity.core.model import pickled_by_fields
+
 
 @dataclass(frozen=True, slots=True)
 class SourceState:
@@ -38,6 +40,7 @@ class SourceState:
     pending_from: int | None = None
 
 
+@pickled_by_fields
 @dataclass(frozen=True, slots=True)
 class RawLine:
     """One source line's raw bytes with its position (lossless retention, formats.md §5.4)."""
@@ -62,6 +65,7 @@ class KeptTitle:
     line: str
 
 
+@pickled_by_fields
 @dataclass(frozen=True, slots=True)
 class ImportIssue:
     """A line that could not be imported: ``path:line_no``, where it is and why."""
