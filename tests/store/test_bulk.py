@@ -3,6 +3,7 @@ SQLAlchemy path would write them, on every backend, with the one NUL rule."""
 
 from __future__ import annotations
 
+import pickle
 import random
 from datetime import UTC, datetime
 
@@ -13,6 +14,7 @@ from sqlalchemy import select
 from sqlalchemy.dialects import postgresql, sqlite
 
 from continuity.core.model import (
+    CompactionInfo,
     Entry,
     EntryKind,
     MediaBlock,
@@ -21,10 +23,18 @@ from continuity.core.model import (
     Session,
     SourceRef,
     TextBlock,
+    ToolResultBlock,
 )
 from continuity.store import rawcodec, schema as t
 from continuity.store.base import RawLine
-from continuity.store.bulk import ENTRY_COLUMNS, BulkInsert, _nul_free_column
+from continuity.store.bulk import (
+    ENTRY_COLUMNS,
+    BulkInsert,
+    _nul_free_column,
+    entry_row,
+    prepare,
+)
+from continuity.store.search import _body, search_body
 from tests.builders import A, T, U, call, load
 
 
@@ -325,3 +335,81 @@ def test_rawcodec_round_trips_any_bytes(data):
 def test_rawcodec_unknown_codec_is_an_error():
     with pytest.raises(ValueError, match="unknown codec 7"):
         rawcodec.decode(b"x", 7)
+
+
+def _lines_of(tag: bytes, n: int, path: str = "/w") -> list[RawLine]:
+    out, offset = [], 0
+    for i in range(n):
+        data = b'{"type":"user","n":%d,"t":"%s"}' % (i, tag)
+        out.append(RawLine(path, i + 1, offset, f"{i:04x}{tag.hex()}".ljust(64, "0"), data))
+        offset += len(data) + 1
+    return out
+
+
+def test_bulk_raw_lines_take_a_workers_packing_when_none_is_kept(store):
+    """Issue 43 goal 1: ``packed`` (``rawcodec.pack_lines``, made by a parallel import's
+    worker) is stored as it is when no line is kept yet; with one kept already it is packed
+    again without that line (no block holds it twice); both read back exact."""
+    fresh = _lines_of(b"aa", 30)
+    packed = rawcodec.pack_lines(fresh)
+    marker = rawcodec.Block(packed[1][0].frame, list(packed[1][0].shas))
+    store.put_raw_lines(fresh, (packed[0], [marker]))
+    assert [data for _, data in _blocks(store)] == [marker.frame]
+    assert list(store.raw_lines("/w")) == fresh
+    more = _lines_of(b"bb", 10, "/v")
+    both = [fresh[0], *more]  # fresh[0] is kept: the worker's packing is not taken
+    stale = rawcodec.pack_lines(both)
+    store.put_raw_lines(both, stale)
+    frames = [data for _, data in _blocks(store)]
+    assert stale[1][0].frame not in frames and len(frames) == 2
+    assert rawcodec.unpack(frames[1]) == [ln.data for ln in more]
+    assert list(store.raw_lines("/v")) == more
+
+
+ROLES = st.sampled_from([Role.USER, Role.ASSISTANT, Role.TOOL])
+BLOCKS = st.lists(
+    st.one_of(
+        st.builds(TextBlock, st.text(max_size=400)),
+        st.builds(MediaBlock, st.just("image/png"), st.integers(0, 10**6), st.just("ab" * 32)),
+        st.builds(
+            ToolResultBlock, st.text(max_size=5), st.booleans(), st.text(max_size=300), st.just(())
+        ),
+    ),
+    max_size=4,
+).map(tuple)
+
+
+@given(blocks=BLOCKS, role=ROLES, seq=st.sampled_from([0, 1, 9, 10, 99, 100, 12345]))
+def test_a_prepared_row_is_the_row_made_in_place(blocks, role, seq):
+    """``prepare`` (a worker's) then ``entry_row`` gives the row ``entry_row`` makes alone,
+    at any seq (the view's size grows with its digits), and the search body the index makes;
+    the worker's content is not sent again when its frame holds it."""
+    plain = Entry(EntryKind.MESSAGE, role, blocks, seq=seq)
+    made = Entry(EntryKind.MESSAGE, role, blocks)
+    prepare(made)
+    made = pickle.loads(pickle.dumps(made, protocol=pickle.HIGHEST_PROTOCOL))  # sent over
+    made.seq = seq
+    assert made.prepared is not None and made.prepared[0] is made.blocks
+    assert entry_row("s", made, 3) == entry_row("s", plain, 3)
+    assert _body(made) == search_body(plain)
+    assert made.prepared[3] == "" or made.prepared[4] is None
+
+
+def test_a_prepared_row_whose_blocks_changed_is_made_again():
+    """A writer that gives the row new blocks (or a new role or compaction) after the worker
+    made it stores what the new ones make, never the worker's."""
+    e = Entry(EntryKind.MESSAGE, Role.USER, (TextBlock("before " * 80),), seq=4)
+    prepare(e)
+    e.blocks = (TextBlock("after"),)
+    fresh = Entry(EntryKind.MESSAGE, Role.USER, (TextBlock("after"),), seq=4)
+    assert entry_row("s", e) == entry_row("s", fresh)
+    assert _body(e) == "after"
+    prepare(e)
+    e.role = Role.ASSISTANT
+    assert (
+        entry_row("s", e)[15]
+        == entry_row("s", Entry(EntryKind.MESSAGE, Role.ASSISTANT, e.blocks, seq=4))[15]
+    )
+    prepare(e)
+    e.compaction = CompactionInfo("the summary")
+    assert _body(e) == "after\nthe summary"

@@ -76,6 +76,7 @@ from continuity.formats.runs import RunTracker, derive_runs
 from continuity.store.base import SourceState
 from continuity.store.bulk import as_stored
 from continuity.store.protocol import Store
+from continuity.store.rawcodec import Packed
 
 BATCH_LINES = 2000
 BATCH_BYTES = 16 * 1024 * 1024
@@ -705,6 +706,8 @@ class _FileImport:
         #: True when this re-reads a file imported before that was rewritten: the first batch
         #: replaces its kept line positions (``Store.forget_source_lines``).
         self.replace_positions = False
+        #: the batch's raw lines as a worker packed them (``formats.parallel.Batch.packed``)
+        self.packed: Packed | None = None
         self.repeats = RepeatFilter(store, key)
         #: the rows stored so far, as stored (``FileReport.new_rows``); None: not kept
         self.kept: list[Entry] | None = None
@@ -765,6 +768,7 @@ class _FileImport:
         last_offset = 0
         for batch in parsed.batches():
             parser.pending, parser.raw, parser.issues = batch.pending, batch.raw, batch.issues
+            self.packed = batch.packed
             parser.batch_bytes = batch.batch_bytes
             report.lines_read += batch.lines_read
             report.skipped += batch.skipped
@@ -870,7 +874,8 @@ class _FileImport:
         if self.replace_positions:  # after _dedupe read the old ones, in the same transaction
             store.forget_source_lines(self.path_str)
             self.replace_positions = False
-        store.put_raw_lines(self.parser.raw)
+        store.put_raw_lines(self.parser.raw, self.packed)
+        self.packed = None
         store.append(self.key, entries)
         store.put_issues(self.parser.issues)
         store.put_runs(self.tracker.take())

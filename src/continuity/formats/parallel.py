@@ -46,6 +46,7 @@ from continuity.core.errors import ContinuityError
 from continuity.core.model import Entry
 from continuity.formats.base import SessionFacts
 from continuity.store.base import ImportIssue, RawLine
+from continuity.store.rawcodec import Packed
 
 #: issue 43: worker processes of a parallel import (``CONTINUITY_IMPORT_WORKERS`` overrides;
 #: 1 or less: no pool, the import parses in its own process)
@@ -115,6 +116,8 @@ class Batch:
     blank: int = 0
     pending_tail: int = 0
     reader_warnings: list[tuple[int, str]] = field(default_factory=list)
+    #: ``raw`` packed for the store (``store.rawcodec.pack_lines``; issue 43 goal 1)
+    packed: Packed | None = None
 
 
 # ---------------------------------------------------------------------------- worker side
@@ -129,6 +132,8 @@ def parse_file(path: str, batch_lines: int, batch_bytes: int) -> Iterator[tuple[
     from continuity.formats.document import file_head, is_document, line_source
     from continuity.formats.lineparse import LineParser
     from continuity.formats.reports import FileReport
+    from continuity.store.bulk import prepare
+    from continuity.store.rawcodec import pack_lines
 
     p = Path(path)
     try:
@@ -149,6 +154,9 @@ def parse_file(path: str, batch_lines: int, batch_bytes: int) -> Iterator[tuple[
     parser = LineParser(reader, key, report)
 
     def batch(offset: int, line: int, final: bool = False) -> Batch:
+        for e in parser.pending:  # what the writer would make of each row, made here
+            prepare(e)
+        packed = pack_lines(parser.raw)
         out = Batch(
             parser.raw,
             parser.pending,
@@ -164,6 +172,7 @@ def parse_file(path: str, batch_lines: int, batch_bytes: int) -> Iterator[tuple[
             report.errors,
             report.warnings,
         )
+        out.packed = packed
         parser.reset()
         report.lines_read = report.skipped = 0
         report.skip_reasons, report.errors, report.warnings = Counter(), [], []

@@ -30,7 +30,7 @@ from continuity.core.model import Entry, ToolCallBlock, ToolResultBlock
 from continuity.core.text import json_bytes
 from continuity.store import rawcodec, schema as t
 from continuity.store.base import RawLine
-from continuity.store.search import SearchIndexWriter
+from continuity.store.search import SearchIndexWriter, search_body
 
 _CHUNK = 500  # bound on IN-lists
 
@@ -172,6 +172,38 @@ def source_ids(conn: Connection, paths: Iterable[str], *, create: bool) -> dict[
     return {p: found[s] for p, s in stored.items() if s in found}
 
 
+def prepare(e: Entry) -> None:
+    """Set ``e.prepared`` to what ``entry_row`` and the search index make of its blocks
+    (issue 43 goal 1): a parallel import's worker calls it on each row it parsed, so the one
+    writer process does not. ``(blocks, role, compaction, content, content_z, view_bytes at
+    seq 0, search body)``, the first three the objects it was made from: a writer that
+    changed any of them (a new tuple of blocks) makes the rest again. ``content`` is ""
+    when ``content_z`` holds it (it is not sent twice)."""
+    content = blocks_to_json(e.blocks)
+    content_z = rawcodec.encode_text(content)
+    role = e.role.value
+    e.prepared = (
+        e.blocks,
+        role,
+        e.compaction,
+        "" if content_z is not None else content,
+        content_z,
+        message_bytes(0, role, e.blocks, stored_json=content),
+        search_body(e),
+    )
+
+
+def _prepared(e: Entry) -> tuple[str, bytes | None, int] | None:
+    """``(content, content_z, view_bytes)`` of ``e.prepared`` for its ``seq`` (``content`` ""
+    when ``content_z`` holds it, as ``entries.content`` stores it), or None when
+    it is not there or was made from other blocks or another role. ``view_bytes``: the size
+    at seq 0 plus the seq's digits beyond the one of ``0``."""
+    p = e.prepared
+    if p is None or p[0] is not e.blocks or p[1] != e.role.value:
+        return None
+    return p[3], p[4], p[5] + len(str(e.seq)) - 1  # type: ignore[return-value]
+
+
 def entry_row(session_key: str, e: Entry, source_id: int | None = None) -> tuple[Any, ...]:
     """The ``entries`` values of ``e`` in ``ENTRY_COLUMNS`` order (``seq`` already set):
     content as stored JSON (issue 43: a long one as a zstd frame in ``content_z``, ``content``
@@ -194,9 +226,14 @@ def entry_row(session_key: str, e: Entry, source_id: int | None = None) -> tuple
         meta_dict["run_end"] = e.run_end.value
     meta = json_bytes(meta_dict).decode() if meta_dict else None
     src = e.source
-    content = blocks_to_json(e.blocks)
-    content_z = rawcodec.encode_text(content)
     role = e.role.value
+    made = _prepared(e)
+    if made is not None:
+        content, content_z, view_bytes = made
+    else:
+        content = blocks_to_json(e.blocks)
+        content_z = rawcodec.encode_text(content)
+        view_bytes = message_bytes(e.seq, role, e.blocks, stored_json=content)
     return (
         session_key,
         e.seq,
@@ -213,7 +250,7 @@ def entry_row(session_key: str, e: Entry, source_id: int | None = None) -> tuple
         e.cwd,
         "" if content_z is not None else content,
         meta,
-        message_bytes(e.seq, role, e.blocks, stored_json=content),
+        view_bytes,
         src.line if src else None,
         src.offset if src else None,
         src.raw_sha256 if src else None,
@@ -235,6 +272,7 @@ def as_stored(entries: Iterable[Entry]) -> None:
     for e in entries:
         e.payloads = None
         e.run_id = None
+        e.prepared = None  # written: what the store made of it is not kept twice
         if len(e.type_name) > 100:
             e.type_name = e.type_name[:100]
         for name in ("entry_id", "native_id", "parent_native_id", "type_name", "cwd"):
@@ -331,15 +369,20 @@ class BulkWriter:
             out[asked.get(call_id, call_id)] = r
         return out
 
-    def put_raw_lines(self, conn: Connection, lines: Sequence[RawLine]) -> None:
+    def put_raw_lines(
+        self, conn: Connection, lines: Sequence[RawLine], packed: rawcodec.Packed | None = None
+    ) -> None:
         """Each distinct line's bytes once by SHA-256, and every line's position (idempotent).
 
         The lines not kept yet are packed by ``store.rawcodec.pack``: in blocks (one
         ``raw_blocks`` row each, its lines ``codec`` 2) or alone (a zstd frame where that
-        pays). A line another writer keeps first (a race between two imports of files sharing
-        a line) stays as that writer kept it; the block row written here for it then holds
-        bytes no row reads, never a wrong one."""
+        pays). ``packed``: ``pack_lines(lines)`` made elsewhere (a parallel import's worker,
+        issue 43 goal 1), taken when none of the lines is kept yet (else they are packed
+        again without those). A line another writer keeps first (a race between two imports
+        of files sharing a line) stays as that writer kept it; the block row written here for
+        it then holds bytes no row reads, never a wrong one."""
         distinct = {ln.sha256: ln.data for ln in lines}
+        count = len(distinct)
         for part in _chunks(list(distinct)):
             marks = ", ".join([self._mark] * len(part))
             found = conn.exec_driver_sql(
@@ -347,7 +390,10 @@ class BulkWriter:
             )
             for (sha,) in found:
                 distinct.pop(bytes(sha).hex(), None)  # kept already: not packed again
-        alone, blocks = rawcodec.pack(list(distinct.items()))
+        if packed is not None and len(distinct) == count:
+            alone, blocks = packed
+        else:
+            alone, blocks = rawcodec.pack(list(distinct.items()))
         rows = [(sha, data, codec, None, None) for sha, data, codec in alone]
         for block in blocks:
             key = conn.execute(
@@ -416,4 +462,12 @@ class BulkWriter:
         self.tool_calls.run(conn, inserts)
 
 
-__all__ = ["BulkInsert", "BulkWriter", "ENTRY_COLUMNS", "as_stored", "entry_row", "source_ids"]
+__all__ = [
+    "BulkInsert",
+    "BulkWriter",
+    "ENTRY_COLUMNS",
+    "as_stored",
+    "entry_row",
+    "prepare",
+    "source_ids",
+]

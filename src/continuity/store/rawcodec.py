@@ -32,6 +32,10 @@ from collections.abc import Sequence
 
 import zstandard
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from continuity.store.records import RawLine
+
 ZSTD = 1
 #: ``raw_lines.codec`` of a line kept in a block: ``data`` is empty, ``block_id`` and
 #: ``block_index`` say where its bytes are.
@@ -149,6 +153,19 @@ class Block:
     def __init__(self, frame: bytes, shas: list[str]) -> None:
         self.frame = frame
         self.shas = shas
+
+    def __reduce__(self) -> tuple[type[Block], tuple[bytes, list[str]]]:
+        return Block, (self.frame, self.shas)
+
+
+#: ``pack``'s answer: ``(alone, blocks)``
+Packed = tuple[list[tuple[str, bytes, int | None]], list[Block]]
+
+
+def pack_lines(lines: Sequence[RawLine]) -> Packed:
+    """``pack`` of the distinct lines of ``lines`` (by SHA-256, first seen first), as
+    ``store.bulk.BulkWriter.put_raw_lines`` packs them when none is kept yet."""
+    return pack(list({ln.sha256: ln.data for ln in lines}.items()))
 
 
 def unpack(frame: bytes) -> list[bytes]:

@@ -125,6 +125,21 @@ def entry_tools(entry: Entry, names: dict[str, str]) -> str:
     return f" {' '.join(words)} " if words else ""
 
 
+def search_body(entry: Entry) -> str:
+    """The text the full-text index keeps for ``entry`` (``entry_body`` segmented by
+    ``fts.search_text``), before the NUL rule."""
+    return fts.search_text(entry_body(entry))
+
+
+def _body(entry: Entry) -> str:
+    """``search_body`` of ``entry``, from ``entry.prepared`` when it was made from these blocks
+    and this compaction (``store.bulk.prepare``)."""
+    p = entry.prepared
+    if p is not None and p[0] is entry.blocks and p[2] is entry.compaction:
+        return p[6]  # type: ignore[return-value]
+    return search_body(entry)
+
+
 def _call_names(entries: Sequence[Entry]) -> dict[str, str]:
     return {b.id: b.name for e in entries for b in e.blocks if isinstance(b, ToolCallBlock)}
 
@@ -164,10 +179,7 @@ class SearchIndexWriter:
         seqs = [e.seq for e in entries]
         numbers = dict(conn.exec_driver_sql(self._numbers_sql, (key, min(seqs), max(seqs))).all())
         names = _call_names(entries)
-        docs = [
-            (numbers[e.seq], t.nul_free(fts.search_text(entry_body(e))), entry_tools(e, names))
-            for e in entries
-        ]
+        docs = [(numbers[e.seq], t.nul_free(_body(e)), entry_tools(e, names)) for e in entries]
         if self.dialect == "postgresql":
             docs = [(no, tools, pg_words(body)) for no, body, tools in docs]
         conn.exec_driver_sql(self._sql, docs)

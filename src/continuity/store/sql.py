@@ -909,12 +909,15 @@ class SqlStore(
                     .values(pending_from=None)
                 )
 
-    def put_raw_lines(self, lines: Sequence[RawLine]) -> None:
-        """Keep raw bytes content-addressed and map each source line to them (idempotent)."""
+    def put_raw_lines(
+        self, lines: Sequence[RawLine], packed: rawcodec.Packed | None = None
+    ) -> None:
+        """Keep raw bytes content-addressed and map each source line to them (idempotent).
+        ``packed``: ``rawcodec.pack_lines(lines)``, made elsewhere (``BulkWriter.put_raw_lines``)."""
         if not lines:
             return
         with self._conn() as conn:
-            self._bulk.put_raw_lines(conn, lines)
+            self._bulk.put_raw_lines(conn, lines, packed)
 
     def forget_source_lines(self, path: str) -> int:
         """Delete the line positions (``source_lines``) of ``path`` before a rewritten file is
