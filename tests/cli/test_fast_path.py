@@ -780,3 +780,27 @@ def test_an_argument_that_is_not_utf8_is_a_usage_error(sample: Path, argv: list[
     assert done.stderr.decode() == (
         f'continuity: the argument "{shown}" holds bytes that are not UTF-8 text; give it as UTF-8\n'
     )
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [["show", CLAUDE], ["continue", CLAUDE], ["search", "export", "--mode", "words"], ["--help"]],
+    ids=" ".join,
+)
+def test_a_closed_pipe_ends_the_command_quietly(sample: Path, argv: list[str]):
+    """``continuity show KEY | head`` printed "continuity: Broken pipe" and exited 4; a reader
+    that goes away ends the command without a word and status 1, on the fast path (``show``,
+    ``continue``) as on Typer's (``search`` without a daemon, ``--help``: Click's way)."""
+    read, write = os.pipe()
+    os.close(read)  # the reader is gone before the command writes
+    try:
+        done = subprocess.run(
+            [sys.executable, "-c", FAST, *argv],
+            env=_env(sample, LOADED=os.devnull),
+            stdout=write,
+            stderr=subprocess.PIPE,
+            check=False,
+        )
+    finally:
+        os.close(write)
+    assert (done.returncode, done.stderr) == (1, b"")

@@ -716,7 +716,8 @@ def main() -> None:
 
 def failed(exc: BaseException) -> NoReturn:
     """End the process for ``exc`` as every command does (the fast path too, ``cli.fast``):
-    an interrupt exits 130 saying what stays; a ``ContinuityError`` is one line on stderr
+    an interrupt exits 130 saying what stays; a reader that closed the pipe of the output
+    (``| head``) ends it quietly with 1 (Click's way); a ``ContinuityError`` is one line on stderr
     and its exit code (the fixes it names keep the ``--home`` in use, issue 45 item 2); an
     ``OSError`` one line and 4. ``CONTINUITY_RAISE_ERRORS=1`` raises the error instead.
     Anything else is raised again."""
@@ -725,6 +726,14 @@ def failed(exc: BaseException) -> NoReturn:
             "continuity: interrupted; what was committed stays (an import resumes where it stopped)"
         )
         raise SystemExit(130) from None
+    if isinstance(exc, BrokenPipeError):
+        # the reader of the output went away (``continuity show KEY | head``): end quietly
+        # with 1, as Click ends the commands it runs; standard output goes to /dev/null so
+        # the interpreter's last flush does not fail too
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+        raise SystemExit(1) from None
     if os.environ.get("CONTINUITY_RAISE_ERRORS"):
         raise exc
     if isinstance(exc, ContinuityError):
