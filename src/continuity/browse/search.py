@@ -212,8 +212,9 @@ def search(
 def no_match_message(query: str) -> str:
     """What ``continuity search`` says on standard error when no row matches ``query`` (exit
     1), the same from the in-process command and the daemon's client: ``no row matches
-    'QUERY'``, and why when the query holds only stop words the index leaves out."""
-    from continuity.core.text import clean
+    'QUERY'`` (``core.text.echoed``: a long one cut), and why when the query holds only stop
+    words the index leaves out."""
+    from continuity.core.text import echoed
     from continuity.transcripts.memories import query_words
 
     why = ""
@@ -222,7 +223,7 @@ def no_match_message(query: str) -> str:
             ": it holds only common English words (stop words such as and, or, not), "
             "which the index leaves out; add a word that is not one"
         )
-    return f"no row matches {clean(query)!r}{why}"
+    return f"no row matches {echoed(query)}{why}"
 
 
 __all__ = [

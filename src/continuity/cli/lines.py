@@ -330,10 +330,11 @@ def recall_lines(found: dict[str, Any]) -> list[str]:
 
 
 def no_memory_message(query: str) -> str:
-    """What ``continuity recall`` says on standard error when no memory matches ``query``."""
-    from continuity.core.text import clean
+    """What ``continuity recall`` says on standard error when no memory matches ``query``
+    (``core.text.echoed``: a long one cut)."""
+    from continuity.core.text import echoed
 
-    return f"no memory matches {clean(query)!r}"
+    return f"no memory matches {echoed(query)}"
 
 
 def search_hit_lines(hit: Any) -> list[list[Part]]:

@@ -20,6 +20,20 @@ _SURROGATE = "[\ud800-\udfff]"
 REPLACEMENT = "\ufffd"
 
 
+#: Characters of a query a message repeats: a longer one is cut (fresh-user review: a
+#: 10,000-character query came back whole in "no row matches ...").
+ECHO_CHARS = 200
+
+
+def echoed(text: str, limit: int = ECHO_CHARS) -> str:
+    """``text`` as a message repeats it: ``clean``, quoted as Python's ``repr`` quotes it
+    and, when longer than ``limit`` characters, cut there with ``… (N characters)`` after
+    the quote (N: the whole text's length in characters)."""
+    if len(text) <= limit:
+        return repr(clean(text))
+    return f"{clean(text[:limit])!r}… ({len(text):,} characters)"
+
+
 def clean(text: str) -> str:
     """Return ``text`` with every lone surrogate replaced by U+FFFD (B43).
 
