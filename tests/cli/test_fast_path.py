@@ -568,23 +568,44 @@ def test_the_client_takes_the_daemons_verdict_on_the_config(
     command: str,
 ):
     """With the daemon running, the client never reads ``config.toml`` itself (``tomllib``:
-    10 ms of its start): it answers from the daemon's verdict; an unknown ``CONTINUITY_``
-    section of its own environment is still its error, worded as the command words it."""
+    10 ms of its start): it answers from the daemon's verdict. A setting override in its own
+    environment, which the daemon would not see, leaves the search to the command."""
     from continuity.cli import fast as client
     from continuity.core import config as settings
-    from continuity.core.errors import ConfigError
 
     monkeypatch.setattr(settings, "load_config_file", _not_here)
     run = client._search if command == "search" else client._recall
     assert run(["export job"], {"--json"}, {"--home": str(remembered)}) == 0
     assert "export job" in capsys.readouterr().out.lower()
-    monkeypatch.setenv("CONTINUITY_CONTINUTY__RETENTION_DAYS", "3")
-    with pytest.raises(ConfigError) as said:
+    monkeypatch.setenv("CONTINUITY_RETRIEVAL__DIM", "abc")
+    with pytest.raises(client._Unsure):
         run(["export job"], {"--json"}, {"--home": str(remembered)})
-    assert str(said.value) == (
-        "$CONTINUITY_CONTINUTY__RETENTION_DAYS: unknown section 'continuty'; "
-        "did you mean $CONTINUITY_CONTINUITY__RETENTION_DAYS?"
+
+
+@pytest.mark.parametrize("command", ["search", "recall"])
+@pytest.mark.parametrize(
+    "override",
+    [
+        {"CONTINUITY_RETRIEVAL__DIM": "abc"},  # refused by the command
+        {"CONTINUITY_RETRIEVAL__BOGUS": "1"},  # no such setting
+        {"CONTINUITY_DAEMON__PORT": "1"},  # finds the daemon: the client may still answer
+    ],
+    ids=lambda o: next(iter(o)),
+)
+def test_a_setting_override_gives_what_the_command_gives_with_the_daemon_running(
+    remembered: Path, tmp_path: Path, command: str, override: dict[str, str]
+):
+    """Fresh-user review: with the daemon running, ``CONTINUITY_RETRIEVAL__DIM=abc continuity
+    search`` printed hits (the daemon searched with its own settings); without it, exit 2.
+    Now both give the command's answer."""
+    fast, base, _ = _both(remembered, [command, "export job"], tmp_path, **override)
+    assert (fast.returncode, fast.stdout, fast.stderr) == (
+        base.returncode,
+        base.stdout,
+        base.stderr,
     )
+    if "DAEMON" not in next(iter(override)):
+        assert fast.returncode == 2 and b"CONTINUITY_RETRIEVAL__" in fast.stderr
 
 
 def test_a_verdict_on_the_config_is_checked_as_the_command_checks_the_file(
@@ -789,8 +810,9 @@ def test_an_argument_that_is_not_utf8_is_a_usage_error(sample: Path, argv: list[
 )
 def test_a_closed_pipe_ends_the_command_quietly(sample: Path, argv: list[str]):
     """``continuity show KEY | head`` printed "continuity: Broken pipe" and exited 4; a reader
-    that goes away ends the command without a word and status 1, on the fast path (``show``,
-    ``continue``) as on Typer's (``search`` without a daemon, ``--help``: Click's way)."""
+    that goes away ends the command without a word and the status of a command SIGPIPE ended
+    (141, as ``git log | head``; not 1, which ``search`` says for no match), on the fast path
+    (``show``, ``continue``) as on Typer's (``search`` without a daemon, ``--help``)."""
     read, write = os.pipe()
     os.close(read)  # the reader is gone before the command writes
     try:
@@ -803,4 +825,26 @@ def test_a_closed_pipe_ends_the_command_quietly(sample: Path, argv: list[str]):
         )
     finally:
         os.close(write)
-    assert (done.returncode, done.stderr) == (1, b"")
+    assert (done.returncode, done.stderr) == (141, b"")
+
+
+def test_show_raw_warns_before_the_rows(sample: Path):
+    """``show --raw | head -1`` lost its warning: it came after the rows, and the command
+    ended at the closed pipe before it. It is now said first, on both paths."""
+    for program in (FAST, BASELINE):
+        read, write = os.pipe()
+        os.close(read)
+        try:
+            done = subprocess.run(
+                [sys.executable, "-c", program, "show", CLAUDE, "--raw"],
+                env=_env(sample, LOADED=os.devnull),
+                stdout=write,
+                stderr=subprocess.PIPE,
+                check=False,
+            )
+        finally:
+            os.close(write)
+        assert (done.returncode, done.stderr) == (
+            141,
+            b"warning: --raw: secrets in this session are NOT redacted in the output\n",
+        )

@@ -51,6 +51,13 @@ class _Root(LazyGroup):
             return super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
         try:
             rv = super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
+        except SystemExit as exc:
+            # Click ends a command whose reader closed the pipe with 1, its streams wrapped
+            # in PacifyFlushWrapper: ours says what the fast path says (``closed_pipe``)
+            if exc.code == 1 and type(sys.stdout).__name__ == "PacifyFlushWrapper":
+                sys.stdout = sys.__stdout__
+                sys.exit(closed_pipe())
+            raise
         except click.UsageError as exc:
             if isinstance(exc, getattr(click, "NoArgsIsHelpError", ())):
                 exc.show()  # `continuity` alone, a group alone: the help, as before
@@ -390,6 +397,10 @@ def show_cmd(
 
                 token = SESSION_KNOWN.set(session_secrets(store, key))
             try:
+                if raw:  # as export's, and before the rows: a reader of `| head` sees it too
+                    from continuity.cli.fast import RAW_WARNING
+
+                    err.print(RAW_WARNING, markup=False)
                 with _paged(out, pager):
                     show_entries(out, store.get_session(key), rows, raw=raw)
             finally:
@@ -397,10 +408,6 @@ def show_cmd(
                     from continuity.redaction.funnel import SESSION_KNOWN
 
                     SESSION_KNOWN.reset(token)
-    if raw:  # as export's: the secrets were shown
-        err.print(
-            "warning: --raw: secrets in this session are NOT redacted in the output", markup=False
-        )
 
 
 def _show_team(
@@ -717,7 +724,7 @@ def main() -> None:
 def failed(exc: BaseException) -> NoReturn:
     """End the process for ``exc`` as every command does (the fast path too, ``cli.fast``):
     an interrupt exits 130 saying what stays; a reader that closed the pipe of the output
-    (``| head``) ends it quietly with 1 (Click's way); a ``ContinuityError`` is one line on stderr
+    (``| head``) ends it quietly (``closed_pipe``); a ``ContinuityError`` is one line on stderr
     and its exit code (the fixes it names keep the ``--home`` in use, issue 45 item 2); an
     ``OSError`` one line and 4. ``CONTINUITY_RAISE_ERRORS=1`` raises the error instead.
     Anything else is raised again."""
@@ -727,13 +734,7 @@ def failed(exc: BaseException) -> NoReturn:
         )
         raise SystemExit(130) from None
     if isinstance(exc, BrokenPipeError):
-        # the reader of the output went away (``continuity show KEY | head``): end quietly
-        # with 1, as Click ends the commands it runs; standard output goes to /dev/null so
-        # the interpreter's last flush does not fail too
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-        os.close(devnull)
-        raise SystemExit(1) from None
+        raise SystemExit(closed_pipe()) from None
     if os.environ.get("CONTINUITY_RAISE_ERRORS"):
         raise exc
     if isinstance(exc, ContinuityError):
@@ -756,6 +757,22 @@ def failed(exc: BaseException) -> NoReturn:
         )
         raise SystemExit(2) from None
     raise exc
+
+
+#: The status of a command that ended because the reader of its output went away: what a
+#: shell reports for a process SIGPIPE ended (128 + 13), as for ``git log | head``; not 1,
+#: which ``search`` and ``recall`` say for "nothing matched" (fresh-user review).
+CLOSED_PIPE_STATUS = 141
+
+
+def closed_pipe() -> int:
+    """Point standard output at /dev/null (the interpreter's last flush would fail again)
+    and return ``CLOSED_PIPE_STATUS``: a reader that closed the pipe (``| head``) ends the
+    command quietly."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    os.close(devnull)
+    return CLOSED_PIPE_STATUS
 
 
 def undecodable_argument(exc: BaseException) -> str | None:

@@ -298,6 +298,8 @@ def _show(args: list[str], given: set[str], values: dict[str, str]) -> int:
 
                 token = SESSION_KNOWN.set(session_secrets(store, key))
             try:
+                if raw:  # before the rows: a reader that stops early (| head) still sees it
+                    _note(RAW_WARNING)
                 _write_lines(show_lines(store.get_session(key), rows, raw=raw))
             finally:
                 if token is not None:
@@ -306,9 +308,11 @@ def _show(args: list[str], given: set[str], values: dict[str, str]) -> int:
                     SESSION_KNOWN.reset(token)
     finally:
         store.close()
-    if raw:
-        _note("warning: --raw: secrets in this session are NOT redacted in the output")
     return 0
+
+
+#: ``show --raw``'s warning, on standard error before the rows (``cli.app``'s show says it too)
+RAW_WARNING = "warning: --raw: secrets in this session are NOT redacted in the output"
 
 
 def _continue(args: list[str], given: set[str], values: dict[str, str]) -> int:
@@ -549,6 +553,26 @@ def _search(args: list[str], given: set[str], values: dict[str, str]) -> int:
     return 0
 
 
+def _settings_overridden() -> bool:
+    """Whether this process's environment sets what the daemon would not see: a setting
+    override (``CONTINUITY_<SECTION>__<FIELD>``; those of ``[daemon]``, which find the
+    daemon, and ``[archive]``, which watches harness folders, change no answer) or another
+    database (``CONTINUITY_DATABASE_URL``). The daemon searches with its own settings, so
+    the command then searches in-process (fresh-user review: ``CONTINUITY_RETRIEVAL__DIM=abc``
+    was refused without a daemon and ignored with one)."""
+    import os
+
+    return any(
+        var == "CONTINUITY_DATABASE_URL"
+        or (
+            var.startswith("CONTINUITY_")
+            and "__" in var[11:]
+            and not var.startswith(("CONTINUITY_DAEMON__", "CONTINUITY_ARCHIVE__"))
+        )
+        for var in os.environ
+    )
+
+
 def _daemon_post(
     home: str, path: str, body: dict[str, Any], config: str | None = None
 ) -> dict[str, Any]:
@@ -564,6 +588,8 @@ def _daemon_post(
     from continuity.cli.client import daemon_headers, post
     from continuity.daemon.address import daemon_address
 
+    if _settings_overridden():
+        raise _Unsure
     where = daemon_address(home)
     if where is None:
         raise _Unsure

@@ -67,6 +67,15 @@ class SafeConsole(Console):
         ]
         super().print(*safe, **kwargs)
 
+    def on_broken_pipe(self) -> None:
+        """A reader that closed the pipe (``| head``): the command ends quietly with the
+        status the fast path gives (``cli.app.closed_pipe``: 141), not Rich's 1, which
+        ``search`` says for no match."""
+        from continuity.cli.app import closed_pipe
+
+        self.quiet = True
+        raise SystemExit(closed_pipe())
+
 
 def _consoles() -> tuple[Console, Console]:
     """stdout and stderr consoles. Colour and styles only on a terminal (Rich's detection),

@@ -288,9 +288,9 @@ def _table(report: Any) -> None:
     if out.is_terminal:
         out.print(table, soft_wrap=False)
     else:
-        from rich.console import Console
+        from continuity.cli.commands.common import SafeConsole
 
-        wide = Console(file=out.file, width=PIPED_WIDTH, color_system=None, highlight=False)
+        wide = SafeConsole(file=out.file, width=PIPED_WIDTH, color_system=None, highlight=False)
         wide.print(table, soft_wrap=False)
     if report.partial:
         out.print(
