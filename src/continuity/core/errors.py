@@ -43,15 +43,17 @@ class NoProjectSession(SessionNotFound):
 
 
 class AmbiguousSession(ContinuityError):
-    """A key prefix names more than one session; ``candidates`` lists (some of) them."""
+    """A key prefix names more than one session; ``candidates`` lists (some of) them.
+    ``more``: the lookup stopped at ``len(candidates)`` and more sessions match (the message
+    then says "more than N - 1", never a count that is not the true one: fresh-user review,
+    a prefix of 40 sessions was said to match 21)."""
 
     exit_code = 3
 
-    def __init__(self, name: str, candidates: Sequence[str]) -> None:
+    def __init__(self, name: str, candidates: Sequence[str], *, more: bool = False) -> None:
         shown = ", ".join(candidates[:5]) + (" ..." if len(candidates) > 5 else "")
-        super().__init__(
-            f"{name!r} matches {len(candidates)} sessions ({shown}); give more of the key"
-        )
+        count = f"more than {len(candidates) - 1}" if more else str(len(candidates))
+        super().__init__(f"{name!r} matches {count} sessions ({shown}); give more of the key")
         self.name = name
         self.candidates = list(candidates)
 

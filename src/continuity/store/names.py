@@ -17,16 +17,21 @@ if TYPE_CHECKING:  # annotations only: no ``typing`` at start-up (issue 43 goal 
 MAX_KEY_CHARS = 200
 
 
+#: sessions an ambiguous prefix reads before it says "more than" this many match
+AMBIGUOUS_SHOWN = 20
+
+
 def resolve_session(store: Any, name: str) -> str:
     """The session key named by ``name``: an exact key or a unique prefix of one; a prefix
     of a session and of its subagent sessions only (``S``, ``S/agent-x``) names the session.
     Raises ``SessionNotFound`` (also for "" and names over 200 characters) or
-    ``AmbiguousSession`` (its ``candidates``: at most 21 keys)."""
+    ``AmbiguousSession`` (its ``candidates``: at most ``AMBIGUOUS_SHOWN`` + 1 keys, ``more``
+    when that many were found: the lookup reads no further)."""
     if not name or len(name) > MAX_KEY_CHARS:
         raise SessionNotFound(name[:80] + ("…" if len(name) > 80 else ""))
     if store.get_session(name) is not None:
         return name
-    found = store.find_sessions(name, limit=21)
+    found = store.find_sessions(name, limit=AMBIGUOUS_SHOWN + 1)
     if not found:
         raise SessionNotFound(name)
     if len(found) > 1:
@@ -36,9 +41,9 @@ def resolve_session(store: Any, name: str) -> str:
             for s in found
             if all(o.key == s.key or o.key.startswith(s.key + "/") for o in found)
         ]
-        if len(parents) == 1 and len(found) < 21:
+        if len(parents) == 1 and len(found) <= AMBIGUOUS_SHOWN:
             return parents[0]
-        raise AmbiguousSession(name, [s.key for s in found])
+        raise AmbiguousSession(name, [s.key for s in found], more=len(found) > AMBIGUOUS_SHOWN)
     return found[0].key
 
 

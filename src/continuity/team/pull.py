@@ -30,6 +30,7 @@ from datetime import datetime
 from typing import Any
 
 from continuity.core.errors import AmbiguousSession, ConfigError, InputError, SessionNotFound
+from continuity.store.names import AMBIGUOUS_SHOWN
 from continuity.team.remote import TeamStore
 from continuity.team.settings import TeamSettings
 
@@ -106,14 +107,16 @@ def find_team_session(team: TeamStore, ref: str) -> TeamSession:
     Raises ``SessionNotFound`` (none this member may read) or ``AmbiguousSession``."""
     if not ref:
         raise InputError("session: empty: give a session key or a prefix of one")
-    rows = team.find_sessions(ref, limit=20)
+    rows = team.find_sessions(ref, limit=AMBIGUOUS_SHOWN + 1)
     exact = [r for r in rows if r["session_key"] == ref]
     chosen = exact or rows
     if not chosen:
         raise SessionNotFound(ref)
     if len(chosen) > 1:
         raise AmbiguousSession(
-            ref, [f"{r['session_key']} ({r['author']}@{r['machine']})" for r in chosen]
+            ref,
+            [f"{r['session_key']} ({r['author']}@{r['machine']})" for r in chosen],
+            more=len(chosen) > AMBIGUOUS_SHOWN,
         )
     return _team_session(chosen[0])
 

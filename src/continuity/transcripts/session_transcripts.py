@@ -60,6 +60,7 @@ from continuity.core.model import (
 )
 from continuity.core.text import clean, json_bytes
 from continuity.store import iter_entries
+from continuity.store.names import AMBIGUOUS_SHOWN
 from continuity.transcripts.projection import (  # noqa: F401 (re-exported: module docstring)
     marker,
     paragraph,
@@ -1050,11 +1051,13 @@ def load_transcript(
         return found[name]
     session = store.get_session(name)
     if session is None:
-        matches = store.find_sessions(name, limit=21)
+        matches = store.find_sessions(name, limit=AMBIGUOUS_SHOWN + 1)
         if not matches:
             raise SessionNotFound(name)
         if len(matches) > 1:
-            raise AmbiguousSession(name, [s.key for s in matches])
+            raise AmbiguousSession(
+                name, [s.key for s in matches], more=len(matches) > AMBIGUOUS_SHOWN
+            )
         session = matches[0]
     agent = agent_id or session.agent_id
     row = store.get_transcripts([session.key], agent).get(session.key)
