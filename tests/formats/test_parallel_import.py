@@ -285,6 +285,39 @@ def test_a_killed_parallel_import_leaves_a_sound_store_and_the_next_one_complete
     shutil.rmtree(tmp_path / "killed")
 
 
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+def test_ctrl_c_stops_a_parallel_import_without_the_workers_tracebacks(tmp_path) -> None:
+    """Fresh-user review: a Ctrl-C (SIGINT to the whole foreground process group) during a
+    parallel import printed the workers' own ``KeyboardInterrupt`` tracebacks ("Process
+    SpawnProcess-1:"). The workers start with SIGINT blocked; the importer says it was
+    interrupted, exits 130, and the workers are gone."""
+    tree = synthetic(tmp_path, 6)
+    exe = Path(sys.executable).parent / "continuity"
+    env = {**os.environ, "CONTINUITY_HOME": str(tmp_path / "ws"), parallel.WORKERS_ENV: "2"}
+    proc = subprocess.Popen(
+        [str(exe), "import", str(tree), "--no-embed"],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        start_new_session=True,  # its own process group, as a terminal's foreground job
+    )
+    deadline = time.monotonic() + 120
+    workers: set[int] = set()
+    while time.monotonic() < deadline and proc.poll() is None and len(workers) < 2:
+        workers |= _descendants(proc.pid)
+        time.sleep(0.02)
+    assert proc.poll() is None and len(workers) >= 2, "the import ended before the Ctrl-C"
+    os.killpg(proc.pid, signal.SIGINT)  # what a terminal's Ctrl-C sends
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, err
+    assert b"Traceback" not in err and b"SpawnProcess" not in err, err.decode()
+    assert b"interrupted" in err
+    gone_by = time.monotonic() + 3 * parallel.POLL_SECONDS + 5
+    while time.monotonic() < gone_by and any(_alive(w) for w in workers):
+        time.sleep(0.1)
+    assert not [w for w in workers if _alive(w)], "a worker outlived its importer"
+
+
 def test_a_batch_nested_deeper_than_the_default_recursion_limit_is_handed_over() -> None:
     """A tool call's arguments string parses into up to 1,024 levels (orjson's limit), below
     the parser's bracket count: pickled in the queue's feeder thread such a batch was dropped

@@ -70,6 +70,8 @@ class _Root(LazyGroup):
         except typer.Abort:
             sys.stderr.write("Aborted!\n")
             sys.exit(1)
+        if rv == 130:  # Typer's own KeyboardInterrupt: it ended the command without a word
+            failed(KeyboardInterrupt())  # fresh-user review: say what a Ctrl-C left
         # Typer returns a command's exit code (``typer.Exit``, ``ctx.exit``) or its return
         # value, which is None for every command of ours
         sys.exit(rv if isinstance(rv, int) and not isinstance(rv, bool) else 0)

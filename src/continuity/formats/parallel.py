@@ -311,15 +311,34 @@ class ParsePool:
         self.load = [0] * n  # bytes handed to each worker and not yet stored
 
     def _start(self) -> None:
+        """Start the workers with SIGINT ignored: a Ctrl-C reaches the whole foreground
+        process group, and the workers printed their own ``KeyboardInterrupt`` tracebacks
+        (fresh-user review). A Python started with SIGINT ignored keeps it ignored; the
+        importer gets the Ctrl-C, stops them (``close``), and a worker whose importer died
+        exits by itself. Meanwhile the importer blocks SIGINT too, so a Ctrl-C while the
+        workers start waits for its own handler (Linux never drops a blocked signal as
+        ignored). Only the main thread may set a handler: from another (the daemon's
+        archiver, no terminal's), the workers start as they are."""
         if self.procs:
             return
-        for _ in range(self.n):
-            tasks, results = self.ctx.Queue(), self.ctx.Queue(QUEUE_BATCHES)
-            proc = self.ctx.Process(target=_serve, args=(tasks, results), daemon=True)
-            proc.start()
-            self.procs.append(proc)
-            self.tasks.append(tasks)
-            self.results.append(results)
+        import signal
+        import threading
+
+        main = threading.current_thread() is threading.main_thread()
+        blocked = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+        handler = signal.signal(signal.SIGINT, signal.SIG_IGN) if main else None
+        try:
+            for _ in range(self.n):
+                tasks, results = self.ctx.Queue(), self.ctx.Queue(QUEUE_BATCHES)
+                proc = self.ctx.Process(target=_serve, args=(tasks, results), daemon=True)
+                proc.start()
+                self.procs.append(proc)
+                self.tasks.append(tasks)
+                self.results.append(results)
+        finally:
+            if main:
+                signal.signal(signal.SIGINT, handler)
+            signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
 
     def offer(self, files: Iterable[tuple[Path, int]]) -> None:
         """Queue ``(path, size)`` pairs to be parsed, in import order."""
