@@ -33,3 +33,12 @@ def test_an_echo_is_bounded_whatever_the_query(text: str):
     it (``'\\U000e0001'``), whatever its length."""
     shown = echoed(text)
     assert len(shown) <= 10 * ECHO_CHARS + len("''… (1,000,000 characters)")
+
+
+def test_a_query_holding_a_secret_is_not_repeated():
+    """``search sk-ant-…`` found nothing and said the key back on standard error; a message
+    never carries a secret (``redaction.funnel.shown_query``), even one the user typed."""
+    key = "sk-ant-api03-" + "Q7x" * 30
+    for said in (no_match_message(f"where is {key}"), no_memory_message(key)):
+        assert key not in said and "Q7xQ7x" not in said
+        assert said.endswith("matches <not shown: holds a secret>")

@@ -25,7 +25,7 @@ from typing import Any
 from continuity.browse.titles import session_titles
 from continuity.continuation.view import redacted_block
 from continuity.core.when import parse_when  # one rule (re-exported)
-from continuity.redaction.funnel import redact
+from continuity.redaction.funnel import redact, shown_query
 from continuity.redaction.session import in_session
 from continuity.store.search import EntryFilter, entry_body
 from continuity.transcripts.memories import query_terms
@@ -212,9 +212,8 @@ def search(
 def no_match_message(query: str) -> str:
     """What ``continuity search`` says on standard error when no row matches ``query`` (exit
     1), the same from the in-process command and the daemon's client: ``no row matches
-    'QUERY'`` (``core.text.echoed``: a long one cut), and why when the query holds only stop
-    words the index leaves out."""
-    from continuity.core.text import echoed
+    'QUERY'`` (``shown_query``: a long one cut, a secret not shown), and why when the query
+    holds only stop words the index leaves out."""
     from continuity.transcripts.memories import query_words
 
     why = ""
@@ -223,7 +222,7 @@ def no_match_message(query: str) -> str:
             ": it holds only common English words (stop words such as and, or, not), "
             "which the index leaves out; add a word that is not one"
         )
-    return f"no row matches {echoed(query)}{why}"
+    return f"no row matches {shown_query(query)}{why}"
 
 
 __all__ = [

@@ -331,10 +331,10 @@ def recall_lines(found: dict[str, Any]) -> list[str]:
 
 def no_memory_message(query: str) -> str:
     """What ``continuity recall`` says on standard error when no memory matches ``query``
-    (``core.text.echoed``: a long one cut)."""
-    from continuity.core.text import echoed
+    (``redaction.funnel.shown_query``: a long one cut, a secret not shown)."""
+    from continuity.redaction.funnel import shown_query
 
-    return f"no memory matches {echoed(query)}"
+    return f"no memory matches {shown_query(query)}"
 
 
 def search_hit_lines(hit: Any) -> list[list[Part]]:

@@ -159,7 +159,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only: no ``typing`` at start-up (issue 43 goal 3)
     from typing import Any
 
-__all__ = ["Finding", "find_secrets", "redact", "redact_all", "marker"]
+__all__ = ["Finding", "find_secrets", "redact", "redact_all", "marker", "shown_query"]
 
 
 def marker(kind: str) -> str:
@@ -867,3 +867,17 @@ def redact(
 def redact_all(texts: Iterable[str]) -> list[str]:
     """``[redact(t) for t in texts]``: for lists of queries, remembers and snippets."""
     return [redact(t) for t in texts]
+
+
+#: what a message shows instead of a query that holds a secret
+SECRET_QUERY = "<not shown: holds a secret>"
+
+
+def shown_query(query: str) -> str:
+    """``query`` as a message repeats it (``core.text.echoed``: quoted, a long one cut), or
+    ``SECRET_QUERY`` when ``redact`` would change it: a message never carries a secret, even
+    one the user typed (``search``'s and ``recall``'s "no ... matches", as ``recall``'s
+    errors, ``transcripts.memories.error_echo``)."""
+    from continuity.core.text import echoed
+
+    return SECRET_QUERY if redact(query) != query else echoed(query)
