@@ -72,7 +72,7 @@ def test_cli_import_text_summary(tmp_path):
     result = invoke("import", SHARED_DATA / "codex", "--home", tmp_path)
     assert result.exit_code == 0
     lines = result.stdout.splitlines()
-    assert lines[-1] == ("5 files, 5 sessions, 75 rows, 1 bad lines, 0 duplicates, 0 files skipped")
+    assert lines[-1] == ("5 files, 5 sessions, 75 rows, 1 bad line, 0 duplicates, 0 files skipped")
     sample = SHARED_DATA / "codex" / "sample-session.jsonl"
     assert (
         f"imported {sample}: codex session sample-session-1, 9 rows from 10 lines "
@@ -240,13 +240,13 @@ def test_cli_import_concurrent_failure_exits_4(monkeypatch, capsys, tmp_path):
     )
     assert code == 4 and len(tries) >= 2  # retried, backing off, until the wait ran out
     assert out.splitlines()[-1] == (
-        "5 files, 4 sessions, 55 rows, 1 bad lines, 0 duplicates, 1 files skipped"
+        "5 files, 4 sessions, 55 rows, 1 bad line, 0 duplicates, 1 file skipped"
     )
     assert (
         f"skipped {contested}: another import was writing this file at the same time; "
         "import it again"
     ) in err.splitlines()
-    assert err.splitlines()[-1] == "error: 1 file(s) failed to import; import them again"
+    assert err.splitlines()[-1] == "error: 1 file failed to import; import it again"
     code, out, _ = run_main(
         monkeypatch, capsys, "import", SHARED_DATA / "codex", "--home", tmp_path / "json", "--json"
     )

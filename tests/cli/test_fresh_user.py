@@ -379,7 +379,7 @@ def test_import_reports_an_unreadable_subfolder(monkeypatch, capsys, tmp_path):
     code, out, err = run_main(monkeypatch, capsys, "import", tree, "--home", tmp_path / "h")
     assert code == 2  # as for an unreadable file (InputError's code)
     assert f"skipped {locked}: cannot read folder: Permission denied" in err.splitlines()
-    assert out.splitlines()[-1].endswith("1 files skipped")
+    assert out.splitlines()[-1].endswith("1 file skipped")
     assert f"imported {(tree / 'a.jsonl').resolve()}" in out
 
 

@@ -49,11 +49,11 @@ def test_import_of_a_missing_and_a_good_path_imports_the_good_one(monkeypatch, c
     # an absent path, neither a file nor a skipped file
     assert f"absent {missing}: no such file or directory" in err.splitlines()
     assert err.splitlines()[-1] == (
-        "error: 1 path(s) could not be read (shown as skipped or "
+        "error: 1 path could not be read (shown as skipped or "
         "absent above, with the reason); the others were imported"
     )
     assert out.splitlines()[-1] == (
-        "1 files, 1 sessions, 15 rows, 0 bad lines, 0 duplicates, "
+        "1 file, 1 session, 15 rows, 0 bad lines, 0 duplicates, "
         "0 files skipped, 1 path absent (no such file or folder)"
     )
     code, out, err = run_main(
@@ -71,7 +71,7 @@ def test_an_import_where_every_file_was_skipped_exits_2(monkeypatch, capsys, tmp
     code, _out, err = run_main(monkeypatch, capsys, "import", other, "--home", tmp_path / "h")
     assert code == 2
     assert err.splitlines()[-1] == (
-        "error: nothing imported: none of the 1 files is a session file of a harness "
+        "error: nothing imported: the file is not a session file of a harness "
         "continuity reads (`continuity harnesses` lists them and their folders)"
     )
 
@@ -122,14 +122,14 @@ def test_a_session_just_started_is_waiting_not_an_error(monkeypatch, capsys, tmp
         "written)" in err.splitlines()
     )
     assert out.splitlines()[-1] == (
-        "1 files, 0 sessions, 0 rows, 0 bad lines, 0 duplicates, "
-        "1 files skipped (1 waiting for their first line)"
+        "1 file, 0 sessions, 0 rows, 0 bad lines, 0 duplicates, "
+        "1 file skipped (1 waiting for their first line)"
     )
     partial.write_bytes(data)
     code, out, err = run_main(monkeypatch, capsys, "import", partial, "--home", tmp_path / "h")
     assert code == 0
     assert out.splitlines()[-1] == (
-        "1 files, 1 sessions, 15 rows, 0 bad lines, 0 duplicates, 0 files skipped"
+        "1 file, 1 session, 15 rows, 0 bad lines, 0 duplicates, 0 files skipped"
     )
 
 
@@ -701,7 +701,7 @@ def test_consolidate_after_the_manifest_was_deleted_says_it_wrote_it(
     code, out, err = run_main(monkeypatch, capsys, "consolidate", "3185d1ef", "--home", home)
     assert code == 0, err
     assert out.strip() == (
-        "3185d1ef-21e2-4727-91d3-fda9d4ee95a1: consolidated, 1 files written, 0 memories"
+        "3185d1ef-21e2-4727-91d3-fda9d4ee95a1: consolidated, 1 file written, 0 memories"
     )
     assert manifests[0].is_file()
 

@@ -42,3 +42,12 @@ def test_a_query_holding_a_secret_is_not_repeated():
     for said in (no_match_message(f"where is {key}"), no_memory_message(key)):
         assert key not in said and "Q7xQ7x" not in said
         assert said.endswith("matches <not shown: holds a secret>")
+
+
+def test_counted_says_one_in_the_singular():
+    """Fresh-user review: "1 files, 1 sessions", "1 path(s)"."""
+    from continuity.core.text import counted
+
+    assert [counted(n, "file") for n in (0, 1, 2)] == ["0 files", "1 file", "2 files"]
+    assert counted(1, "memory", "memories") == "1 memory"
+    assert counted(3, "memory", "memories") == "3 memories"

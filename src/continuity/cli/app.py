@@ -22,6 +22,7 @@ from continuity.cli.commands import LazyGroup
 from continuity.core.config import database_url, resolve_home
 from continuity.core.errors import ContinuityError, InputError
 from continuity.core.model import MAX_SEQ
+from continuity.core.text import counted
 
 #: The core commands below (import, sessions, show, continue, where): the root group converts
 #: only the one that runs (``LazyGroup.own``), listed first in ``--help`` as they are defined.
@@ -228,17 +229,26 @@ def import_cmd(
     if result.exit_code:
         failed = sum(1 for f in result.files if f.status == "failed")
         if result.exit_code != InputError.exit_code:  # a store problem: worth a retry
-            err.print(f"error: {failed} file(s) failed to import; import them again", markup=False)
+            err.print(
+                f"error: {counted(failed, 'file')} failed to import; import "
+                f"{'it' if failed == 1 else 'them'} again",
+                markup=False,
+            )
         elif failed:
             err.print(
-                f"error: {failed} path(s) could not be read (shown as skipped or "
+                f"error: {counted(failed, 'path')} could not be read (shown as skipped or "
                 "absent above, with the reason); the others were imported",
                 markup=False,
             )
         else:
             err.print(
-                f"error: nothing imported: none of the {len(result.files)} files is a "
-                "session file of a harness continuity reads (`continuity harnesses` "
+                "error: nothing imported: "
+                + (
+                    "the file is not a "
+                    if len(result.files) == 1
+                    else f"none of the {len(result.files)} files is a "
+                )
+                + "session file of a harness continuity reads (`continuity harnesses` "
                 "lists them and their folders)",
                 markup=False,
             )

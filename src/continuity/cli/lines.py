@@ -285,11 +285,14 @@ def import_totals(totals: Any, *, waiting: int) -> str:
     def get(name: str) -> int:
         return totals[name] if isinstance(totals, dict) else getattr(totals, name)
 
+    from continuity.core.text import counted
+
     absent = get("absent_paths")
     return (
-        f"{get('files')} files, {get('sessions')} sessions, {get('imported')} rows, "
-        f"{get('errors')} bad lines, {get('duplicate')} duplicates, "
-        f"{get('skipped_files')} files skipped"
+        f"{counted(get('files'), 'file')}, {counted(get('sessions'), 'session')}, "
+        f"{counted(get('imported'), 'row')}, {counted(get('errors'), 'bad line')}, "
+        f"{counted(get('duplicate'), 'duplicate')}, "
+        f"{counted(get('skipped_files'), 'file')} skipped"
         + (f" ({waiting} waiting for their first line)" if waiting else "")
         + (
             f", {absent} path{'' if absent == 1 else 's'} absent (no such file or folder)"

@@ -20,6 +20,12 @@ _SURROGATE = "[\ud800-\udfff]"
 REPLACEMENT = "\ufffd"
 
 
+def counted(n: int, word: str, plural: str | None = None) -> str:
+    """``n`` and ``word`` as a message says them: ``1 file``, ``0 files``, ``2 files``
+    (``plural``: when it is not ``word`` + "s", e.g. ``duplicate`` -> ``duplicates``)."""
+    return f"{n} {word if n == 1 else plural or word + 's'}"
+
+
 #: Characters of a query a message repeats: a longer one is cut (fresh-user review: a
 #: 10,000-character query came back whole in "no row matches ...").
 ECHO_CHARS = 200

@@ -26,6 +26,7 @@ from continuity.cli.commands.common import (
     resolve_session,
 )
 from continuity.core.errors import InputError
+from continuity.core.text import counted
 
 memory_app = typer.Typer(
     help="The MEMORY.md file your agents load: durable memories, "
@@ -252,7 +253,8 @@ def consolidate_cmd(
 def _consolidate_text(report: Any, *, many: bool) -> None:
     for r in report.results:
         extra = (
-            f", {len(r.created)} files written, {r.memories_added} memories"
+            f", {counted(len(r.created), 'file')} written, "
+            f"{counted(r.memories_added, 'memory', 'memories')}"
             if r.status in ("consolidated", "unchanged")
             else ""
         )
