@@ -831,12 +831,12 @@ def test_a_closed_pipe_ends_the_command_quietly(sample: Path, argv: list[str]):
 def test_show_raw_warns_before_the_rows(sample: Path):
     """``show --raw | head -1`` lost its warning: it came after the rows, and the command
     ended at the closed pipe before it. It is now said first, on both paths."""
-    for program in (FAST, BASELINE):
+    for program, json in ((FAST, []), (BASELINE, []), (FAST, ["--json"]), (BASELINE, ["--json"])):
         read, write = os.pipe()
         os.close(read)
         try:
             done = subprocess.run(
-                [sys.executable, "-c", program, "show", CLAUDE, "--raw"],
+                [sys.executable, "-c", program, "show", CLAUDE, "--raw", *json],
                 env=_env(sample, LOADED=os.devnull),
                 stdout=write,
                 stderr=subprocess.PIPE,

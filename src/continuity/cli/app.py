@@ -19,6 +19,7 @@ from typing import Any, NoReturn
 import typer
 
 from continuity.cli.commands import LazyGroup
+from continuity.cli.output import RAW_WARNING, closed_pipe
 from continuity.core.config import database_url, resolve_home
 from continuity.core.errors import ContinuityError, InputError
 from continuity.core.model import MAX_SEQ
@@ -392,7 +393,10 @@ def show_cmd(
         return
     with open_workspace(home, read_only=True) as ws:
         if as_json:
-            _emit_json(ws.show(session, raw=raw, all_rows=all_rows, seq=seq, **span).to_dict())
+            shown = ws.show(session, raw=raw, all_rows=all_rows, seq=seq, **span).to_dict()
+            if raw:  # as export's: the secrets are shown
+                err.print(RAW_WARNING, markup=False)
+            _emit_json(shown)
         else:
             from continuity.api.shapes import session_rows
             from continuity.cli.render import show_entries
@@ -410,8 +414,6 @@ def show_cmd(
                 token = SESSION_KNOWN.set(session_secrets(store, key))
             try:
                 if raw:  # as export's, and before the rows: a reader of `| head` sees it too
-                    from continuity.cli.fast import RAW_WARNING
-
                     err.print(RAW_WARNING, markup=False)
                 with _paged(out, pager):
                     show_entries(out, store.get_session(key), rows, raw=raw)
@@ -769,22 +771,6 @@ def failed(exc: BaseException) -> NoReturn:
         )
         raise SystemExit(2) from None
     raise exc
-
-
-#: The status of a command that ended because the reader of its output went away: what a
-#: shell reports for a process SIGPIPE ended (128 + 13), as for ``git log | head``; not 1,
-#: which ``search`` and ``recall`` say for "nothing matched" (fresh-user review).
-CLOSED_PIPE_STATUS = 141
-
-
-def closed_pipe() -> int:
-    """Point standard output at /dev/null (the interpreter's last flush would fail again)
-    and return ``CLOSED_PIPE_STATUS``: a reader that closed the pipe (``| head``) ends the
-    command quietly."""
-    devnull = os.open(os.devnull, os.O_WRONLY)
-    os.dup2(devnull, sys.stdout.fileno())
-    os.close(devnull)
-    return CLOSED_PIPE_STATUS
 
 
 def undecodable_argument(exc: BaseException) -> str | None:

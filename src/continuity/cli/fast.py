@@ -285,6 +285,10 @@ def _show(args: list[str], given: set[str], values: dict[str, str]) -> int:
             from continuity.cli.output import emit_json
 
             found = session_rows_dict(store, key, raw=raw, all_rows=all_rows, seq=seq)
+            if raw:  # as cli.app's show --json --raw, before the output
+                from continuity.cli.output import RAW_WARNING
+
+                _note(RAW_WARNING)
             emit_json({**found, "entries": list(found["entries"])})
         else:
             from continuity.api.shapes import session_rows
@@ -299,6 +303,8 @@ def _show(args: list[str], given: set[str], values: dict[str, str]) -> int:
                 token = SESSION_KNOWN.set(session_secrets(store, key))
             try:
                 if raw:  # before the rows: a reader that stops early (| head) still sees it
+                    from continuity.cli.output import RAW_WARNING
+
                     _note(RAW_WARNING)
                 _write_lines(show_lines(store.get_session(key), rows, raw=raw))
             finally:
@@ -309,10 +315,6 @@ def _show(args: list[str], given: set[str], values: dict[str, str]) -> int:
     finally:
         store.close()
     return 0
-
-
-#: ``show --raw``'s warning, on standard error before the rows (``cli.app``'s show says it too)
-RAW_WARNING = "warning: --raw: secrets in this session are NOT redacted in the output"
 
 
 def _continue(args: list[str], given: set[str], values: dict[str, str]) -> int:

@@ -99,4 +99,31 @@ def plain_line(text: str, *, tab_size: int = 8) -> str:
     return "\n".join(lines) + "\n"
 
 
-__all__ = ["emit_json", "plain_line", "plain_stdout", "tolerant_streams"]
+#: The status of a command that ended because the reader of its output went away: what a
+#: shell reports for a process SIGPIPE ended (128 + 13), as for ``git log | head``; not 1,
+#: which ``search`` and ``recall`` say for "nothing matched" (fresh-user review).
+CLOSED_PIPE_STATUS = 141
+
+#: ``show --raw``'s warning, on standard error before the rows (both paths say it)
+RAW_WARNING = "warning: --raw: secrets in this session are NOT redacted in the output"
+
+
+def closed_pipe() -> int:
+    """Point standard output at /dev/null (the interpreter's last flush would fail again)
+    and return ``CLOSED_PIPE_STATUS``: a reader that closed the pipe (``| head``) ends the
+    command quietly (``cli.app.failed``, ``SafeConsole.on_broken_pipe``, Click's exit)."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    os.close(devnull)
+    return CLOSED_PIPE_STATUS
+
+
+__all__ = [
+    "CLOSED_PIPE_STATUS",
+    "RAW_WARNING",
+    "closed_pipe",
+    "emit_json",
+    "plain_line",
+    "plain_stdout",
+    "tolerant_streams",
+]

@@ -71,7 +71,7 @@ class SafeConsole(Console):
         """A reader that closed the pipe (``| head``): the command ends quietly with the
         status the fast path gives (``cli.app.closed_pipe``: 141), not Rich's 1, which
         ``search`` says for no match."""
-        from continuity.cli.app import closed_pipe
+        from continuity.cli.output import closed_pipe
 
         self.quiet = True
         raise SystemExit(closed_pipe())
