@@ -863,11 +863,19 @@ def test_redact_format_like_value_with_made_rest():
 
 def test_redact_public_names_stay_in_redact():
     """The split keeps Finding, find_secrets, redact, redact_all and marker importable from
-    continuity.redaction.funnel; Finding is the one class the key = value detectors build."""
+    continuity.redaction.funnel (and shown_query, the messages' echo of a query); Finding is
+    the one class the key = value detectors build."""
     import continuity.redaction.funnel as red
     import continuity.redaction.keyed as kv
 
-    assert sorted(red.__all__) == ["Finding", "find_secrets", "marker", "redact", "redact_all"]
+    assert sorted(red.__all__) == [
+        "Finding",
+        "find_secrets",
+        "marker",
+        "redact",
+        "redact_all",
+        "shown_query",
+    ]
     assert red.Finding is kv.Finding
     assert red.marker("password") == "[REDACTED:password]"
     assert red.find_secrets("DB_PASSWORD=hunter2xyz") == [red.Finding(12, 22, "password", 1)]
