@@ -128,7 +128,8 @@ def test_sessions_list_grouped_by_project_with_titles(page, site):
     _shot(page, "sessions")
     page.fill("input[name=harness]", "codex")
     page.fill("input[name=project]", "/home/ana/other")
-    page.click("button[type=submit]")
+    with page.expect_navigation():  # the next page loaded before it is read
+        page.click("button[type=submit]")
     assert page.locator("tbody tr").count() == 1
     assert page.locator("td.title").inner_text() == "Flaky parser"
     page.locator("td.title a").click()
@@ -138,7 +139,8 @@ def test_sessions_list_grouped_by_project_with_titles(page, site):
 def test_search_marks_hits_and_opens_the_row(page, site):
     page.goto(f"{site}/search")
     page.fill("input[name=q]", "alembic")
-    page.click("button[type=submit]")
+    with page.expect_navigation():  # the next page loaded before it is read
+        page.click("button[type=submit]")
     hits = page.locator(".hit")
     assert hits.count() == 5
     marks = {m.lower() for m in page.locator(".hit mark").all_inner_texts()}
@@ -347,7 +349,8 @@ def test_usage_page_charts_and_totals(page, site):
     _shot(page, "usage")
     # the switch to cost: the priced models in dollars, the one without a price left out
     costs = {m: got[m][1].locator("td").last.inner_text() for m in expected if m != "gpt-oss:20b"}
-    page.get_by_role("link", name="cost", exact=True).click()
+    with page.expect_navigation():
+        page.get_by_role("link", name="cost", exact=True).click()
     assert page.url.endswith("/usage?since=7d&measure=cost")
     in_dollars = {
         b.get_attribute("data-label"): float(b.get_attribute("data-value"))
@@ -355,11 +358,13 @@ def test_usage_page_charts_and_totals(page, site):
     }
     assert {m: f"${v:,.2f}" for m, v in in_dollars.items()} == costs
     assert "without gpt-oss:20b: no price" in page.locator("p.switch").inner_text()
-    page.get_by_role("link", name="tokens", exact=True).click()
+    with page.expect_navigation():
+        page.get_by_role("link", name="tokens", exact=True).click()
     assert page.url.endswith("/usage?since=7d")
     # filters: a harness, then a project folder; a bad time says what is wrong
     page.select_option("select[name=harness]", "codex")
-    page.click("button[type=submit]")
+    with page.expect_navigation():  # the next page loaded before it is read
+        page.click("button[type=submit]")
     assert "harness=codex" in page.url
     assert sorted(page.locator("table.usage tbody td:first-child").all_inner_texts()) == [
         "gpt-5.1-codex",
