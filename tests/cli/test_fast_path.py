@@ -832,37 +832,32 @@ def test_a_closed_pipe_ends_the_command_quietly(sample: Path, argv: list[str]):
     that goes away ends the command without a word and the status of a command SIGPIPE ended
     (141, as ``git log | head``; not 1, which ``search`` says for no match), on the fast path
     (``show``, ``continue``) as on Typer's (``search`` without a daemon, ``--help``)."""
+    done = _into_a_closed_pipe(FAST, sample, argv)
+    assert (done.returncode, done.stderr) == (141, b"")
+
+
+def _into_a_closed_pipe(program: str, home: Path, argv: list[str]) -> Any:
+    """``program`` run with ``argv``, its standard output a pipe whose reader is gone before
+    it writes (what ``| head`` leaves once it has read its lines)."""
     read, write = os.pipe()
-    os.close(read)  # the reader is gone before the command writes
+    os.close(read)
     try:
-        done = subprocess.run(
-            [sys.executable, "-c", FAST, *argv],
-            env=_env(sample, LOADED=os.devnull),
+        return subprocess.run(
+            [sys.executable, "-c", program, *argv],
+            env=_env(home, LOADED=os.devnull),
             stdout=write,
             stderr=subprocess.PIPE,
             check=False,
         )
     finally:
         os.close(write)
-    assert (done.returncode, done.stderr) == (141, b"")
 
 
 def test_show_raw_warns_before_the_rows(sample: Path):
     """``show --raw | head -1`` lost its warning: it came after the rows, and the command
     ended at the closed pipe before it. It is now said first, on both paths."""
     for program, json in ((FAST, []), (BASELINE, []), (FAST, ["--json"]), (BASELINE, ["--json"])):
-        read, write = os.pipe()
-        os.close(read)
-        try:
-            done = subprocess.run(
-                [sys.executable, "-c", program, "show", CLAUDE, "--raw", *json],
-                env=_env(sample, LOADED=os.devnull),
-                stdout=write,
-                stderr=subprocess.PIPE,
-                check=False,
-            )
-        finally:
-            os.close(write)
+        done = _into_a_closed_pipe(program, sample, ["show", CLAUDE, "--raw", *json])
         assert (done.returncode, done.stderr) == (
             141,
             b"warning: --raw: secrets in this session are NOT redacted in the output\n",
