@@ -29,8 +29,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from continuity.core.config import load_section
 
 if TYPE_CHECKING:
-    import threading
-
+    from continuity.core.stopping import Stop
     from continuity.formats.importer import FileReport
 
 
@@ -217,10 +216,14 @@ class Archiver:
                 todo.append((st.st_mtime_ns, path))
         return [p for _, p in sorted(todo)]
 
-    def run_pass(self, changed: Iterable[Path] | None = None) -> PassResult:
+    def run_pass(
+        self, changed: Iterable[Path] | None = None, *, stop: Stop | None = None
+    ) -> PassResult:
         """One pass (see the module docstring): a full rescan, or with ``changed`` (paths
-        from file-system events) only those files and the ones still pending. Raises what the
-        store raises on open."""
+        from file-system events) only those files and the ones still pending. Once ``stop``
+        is set the pass imports no further file (``ingest``'s ``stop``: the group being
+        stored is committed, its phases run); the files it did not reach stay pending.
+        Raises what the store raises on open."""
         from continuity.archive.ingest import ingest
         from continuity.checkpoints import load_config
         from continuity.core.config import database_url
@@ -245,11 +248,22 @@ class Archiver:
         report = ImportReport()
         with open_store(database_url(self.home)) as store:
             if todo:
-                ingest(store, todo, config=load_config(self.home), home=self.home, report=report)
+                ingest(
+                    store,
+                    todo,
+                    config=load_config(self.home),
+                    home=self.home,
+                    report=report,
+                    stop=None if stop is None else stop.is_set,
+                )
             if check_gone:
                 result.gone, _back = mark_vanished(store, [str(p) for p in self.folders.values()])
                 for p in vanished:
                     self._seen.pop(p, None)
+        left = todo[len(report.files) :]  # not reached: stopped (``stop``)
+        if left:
+            self._pending[:0] = left
+            result.pending += len(left)
         for p, f in zip(todo, report.files, strict=False):
             if f.status == "failed":
                 result.failed += 1
@@ -277,7 +291,7 @@ FOLDER_SECONDS = 5.0
 def follow(
     archiver: Archiver,
     settings: ArchiveSettings,
-    stop: threading.Event,
+    stop: Stop,
     on_pass: Callable[[PassResult], None],
     say: Callable[[str], None],
 ) -> None:
@@ -288,7 +302,10 @@ def follow(
     ``FOLDER_SECONDS``. A pass that left files pending (the
     ``max_files`` cap) is followed by another at once. ``on_pass`` gets every pass's result;
     ``say`` gets the lines a user should read (what is watched, folders that cannot be).
-    Raises what ``run_pass`` raises (a store that cannot be opened)."""
+    Every pass is given ``stop``: a stop ends the pass under way after the group of files
+    being stored (a ``Stop``, not a ``threading.Event``, which a signal handler cannot set
+    safely: ``core.stopping``). Raises what ``run_pass`` raises (a store that cannot be
+    opened)."""
     import watchfiles
 
     folders: dict[str, Path] | None = None  # None: nothing said yet
@@ -305,7 +322,7 @@ def follow(
         """Report ``result``, then pass over what it left pending until nothing is."""
         on_pass(result)
         while result.pending and not stop.is_set():
-            result = archiver.run_pass(())
+            result = archiver.run_pass((), stop=stop)
             on_pass(result)
 
     check = min(settings.rescan_seconds, FOLDER_SECONDS)
@@ -313,7 +330,7 @@ def follow(
         now = look()
         if now != folders:
             if folders and set(folders.items()) - set(now.items()):
-                on_pass(archiver.run_pass())  # the old set once more: a removed folder's
+                on_pass(archiver.run_pass(stop=stop))  # the old set once more: a removed folder's
                 # files are marked gone (their sessions stay whole)
             folders = archiver.folders = now
             if folders:
@@ -326,7 +343,7 @@ def follow(
             continue
         assert folders is not None
         last_full = time.monotonic()
-        drain(archiver.run_pass())
+        drain(archiver.run_pass(stop=stop))
         try:
             # one watcher while the folders stay the same: events that arrive during a pass
             # wait in it; rust_timeout ends a quiet wait every `check` seconds, to look for
@@ -343,9 +360,9 @@ def follow(
                 # rescan_seconds, events or not: the full rescan, the safety net
                 if time.monotonic() - last_full >= settings.rescan_seconds:
                     last_full = time.monotonic()
-                    drain(archiver.run_pass())
+                    drain(archiver.run_pass(stop=stop))
                 elif changes:
-                    drain(archiver.run_pass({Path(p) for _, p in changes}))
+                    drain(archiver.run_pass({Path(p) for _, p in changes}, stop=stop))
                 if look() != folders:
                     break  # a folder came or went: watch the new set
         except KeyboardInterrupt:  # Ctrl-C: watchfiles raises it (raise_interrupt=True)

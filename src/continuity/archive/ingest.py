@@ -77,12 +77,15 @@ def ingest(
     done: Callable[[FileReport], None] | None = None,
     phase: Callable[[str], None] | None = None,
     report: ImportReport | None = None,
+    stop: Callable[[], bool] | None = None,
 ) -> IngestResult:
     """Import ``files`` and run the checkpoint and transcript phases on them, chunk by chunk
     (module docstring). ``progress(n)`` counts bytes read, ``done(report)`` each file's final
     report, ``phase(name)`` names the step running now (``importing``, ``checkpoints``,
     ``transcripts``). The reports are appended to ``report`` when given (the caller's, which
-    may already hold unreadable paths). Raises what the phases raise for bad settings
+    may already hold unreadable paths). Once ``stop()`` is true no further file is imported
+    (``import_files``'s ``stop``) and the phases run on what was: the reports then cover the
+    first files only. Raises what the phases raise for bad settings
     (``ConfigError``); a file or session that fails is reported, and the others go on."""
     with _frozen_heap():
         return _ingest(
@@ -94,6 +97,7 @@ def ingest(
             done=done,
             phase=phase,
             report=report,
+            stop=stop,
         )
 
 
@@ -135,6 +139,7 @@ def _ingest(
     done: Callable[[FileReport], None] | None,
     phase: Callable[[str], None] | None,
     report: ImportReport | None,
+    stop: Callable[[], bool] | None,
 ) -> IngestResult:
     from continuity.checkpoints.recovery import replay_import
 
@@ -161,7 +166,7 @@ def _ingest(
             f.new_rows = None
         chunk, kept = ImportReport(), 0
 
-    for f in import_files(store, files, progress=progress, done=done, keep_rows=True):
+    for f in import_files(store, files, progress=progress, done=done, keep_rows=True, stop=stop):
         out.report.files.append(f)
         chunk.files.append(f)
         if f.new_rows:

@@ -556,9 +556,14 @@ def console() -> None:
     runs without importing the CLI (Typer, Rich); so do the read commands it can run
     (``continuity.cli.fast``, issue 43 goal 3) and an import with nothing new (goal 4); any
     other command goes to
-    ``continuity.cli.app.main``."""
+    ``continuity.cli.app.main``. ``watch`` binds SIGTERM and SIGINT first
+    (``core.stopping.early_stop``): a signal during the CLI's start-up stops it cleanly."""
     if len(sys.argv) > 1 and sys.argv[1] == "hook":
         main(sys.argv[2:])
+    if len(sys.argv) > 1 and sys.argv[1] == "watch":
+        from continuity.core.stopping import early_stop
+
+        early_stop()
     if len(sys.argv) > 1 and sys.argv[1] in FAST_COMMANDS:
         from continuity.cli.fast import run
 

@@ -927,10 +927,6 @@ def workspace_token(home: Path) -> str:
     return token
 
 
-def _ignore_signal(_signum: int, _frame: Any) -> None:
-    """uvicorn re-raises SIGTERM/SIGINT after its graceful shutdown; we already shut down."""
-
-
 def serve(
     home: str | os.PathLike[str] | None = None, *, host: str | None = None, port: int | None = None
 ) -> None:
@@ -1017,7 +1013,15 @@ def serve(
             timeout_graceful_shutdown=30,
         )
     )
-    previous = {s: signal.signal(s, _ignore_signal) for s in (signal.SIGTERM, signal.SIGINT)}
+
+    def stop_signal(_signum: int, _frame: Any) -> None:
+        """SIGTERM/SIGINT outside uvicorn's own handlers: before they are bound (the event
+        loop's start) it is a stop uvicorn acts on once started (it was ignored: the daemon
+        ran on); after its graceful shutdown uvicorn raises the signal again, and the flag
+        is already set."""
+        server.should_exit = True
+
+    previous = {s: signal.signal(s, stop_signal) for s in (signal.SIGTERM, signal.SIGINT)}
     sys.setswitchinterval(SWITCH_INTERVAL_SECONDS)
     try:
         server.run(sockets=[sock])

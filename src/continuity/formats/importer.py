@@ -169,6 +169,7 @@ def import_files(
     progress: Progress | None = None,
     done: Callable[[FileReport], None] | None = None,
     keep_rows: bool = False,
+    stop: Callable[[], bool] | None = None,
 ) -> Iterator[FileReport]:
     """Import ``files`` (``import_file`` each) and yield their reports in order; ``done`` is
     called with each report as it is final. With ``keep_rows`` each report holds the rows its
@@ -179,7 +180,10 @@ def import_files(
     on its own, with ``import_file``'s waiting and reporting. ``progress`` counts a grouped
     file's bytes once the group is committed. The batches commit without a WAL sync each
     (issue 43 goal 1); the iteration's end syncs once (``Store.make_durable``, which raises
-    ``StoreError`` when it cannot), so every row is durable when it ends."""
+    ``StoreError`` when it cannot), so every row is durable when it ends. Once ``stop()`` is
+    true (checked before each file: a SIGTERM to ``continuity watch``) the files not reached
+    are left alone: the group gathered so far is stored, made durable, and the iteration
+    ends, its reports covering the first files only."""
     group: list[Path] = []
     #: the group's files and, between them, the reports of unchanged files, in file order:
     #: an unchanged file does not end a group (issue 17: the files that grew are usually
@@ -246,7 +250,7 @@ def import_files(
 
     pending = iter(files)
     try:
-        while True:
+        while stop is None or not stop():
             if not ahead:  # the next files' sources in one query (unchanged ones stop here)
                 ahead = [Path(p).resolve() for p in itertools.islice(pending, 500)]
                 if not ahead:

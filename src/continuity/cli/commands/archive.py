@@ -12,6 +12,7 @@ from continuity.cli.commands.common import HomeOption, err, out
 
 if TYPE_CHECKING:
     from continuity.archive.archiver import PassResult
+    from continuity.core.stopping import Stop
 
 #: at most this many "not archived" lines per pass (the rest are counted)
 SKIPPED_SHOWN = 5
@@ -54,77 +55,84 @@ def register(app: typer.Typer) -> None:
         $COPILOT_HOME/session-state
         (~/.copilot/session-state), ~/.factory/sessions: `continuity harnesses` lists
         them."""
-        import signal
-        import threading
+        from continuity.core.stopping import signal_stop
 
-        from continuity.archive.archiver import (
-            Archiver,
-            folder_problems,
-            follow,
-            harness_folders,
-            load_settings,
-        )
-        from continuity.cli.render import file_problems
-
-        settings = load_settings(home)
-        if not settings.enabled:
-            import os
-
-            where = (
-                "$CONTINUITY_ARCHIVE__ENABLED"
-                if os.environ.get("CONTINUITY_ARCHIVE__ENABLED")
-                else "[archive] enabled = false in config.toml"
-            )
-            err.print(f"archiving is off: {where}; set it to true to watch", markup=False)
-            raise typer.Exit(2)
-        archiver = Archiver({}, home=home, max_files=max_files)
-
-        def said(line: str) -> None:
-            err.print(line, markup=False)
-
-        def report(r: PassResult) -> None:
-            if r.gone:
-                out.print(
-                    f"{r.gone} source file(s) gone; their sessions are kept whole "
-                    "(`continuity sessions` shows source: gone)",
-                    markup=False,
-                )
-            for path, reason in r.skipped[:SKIPPED_SHOWN]:
-                said(f"not archived: {path}: {reason}")
-            if len(r.skipped) > SKIPPED_SHOWN:
-                said(
-                    f"not archived: {len(r.skipped) - SKIPPED_SHOWN} more file(s) that are "
-                    "not session files"
-                )
-            if r.files or r.failed:
-                out.print(
-                    f"archived {r.files} file{'' if r.files == 1 else 's'}, {r.rows} new "
-                    f"row{'' if r.rows == 1 else 's'}"
-                    + (f", {r.failed} failed" if r.failed else "")
-                    + (f", {r.pending} pending" if r.pending else ""),
-                    markup=False,
-                )
-            # issue 45 item 1: the reader's file:line warnings, as `import` prints them
-            for f in r.problems:
-                file_problems(err, f, more_hint="not shown")
-
-        if once:
-            for problem in folder_problems(settings):
-                said(problem)
-            archiver.folders = harness_folders(settings)
-            if not archiver.folders:
-                said("no harness session folder exists here; nothing to archive")
-                return
-            # every pass bounded, but --once goes on until nothing is pending: a process that
-            # remembers nothing would otherwise redo the oldest files every run, never the rest
-            result = archiver.run_pass()
-            report(result)
-            while result.pending:
-                result = archiver.run_pass(())
-                report(result)
-            return
-        stop = threading.Event()
-        signal.signal(signal.SIGTERM, lambda *_: stop.set())
-        with contextlib.suppress(KeyboardInterrupt):
-            follow(archiver, settings, stop, report, said)
+        # bound before the slow part of the start-up: a SIGTERM from now on is a stop
+        with signal_stop() as stop:
+            _watch(once, max_files, home, stop)
         raise typer.Exit(0)
+
+
+def _watch(once: bool, max_files: int, home: Path | None, stop: Stop) -> None:
+    """``watch``'s body (``register``): passes until nothing is pending with ``once``, else
+    ``follow`` until ``stop`` is set (SIGTERM, Ctrl-C: the pass under way ends after the
+    group of files being stored, and what it stored stays). Exits 2 (``typer.Exit``) when
+    archiving is off."""
+    from continuity.archive.archiver import (
+        Archiver,
+        folder_problems,
+        follow,
+        harness_folders,
+        load_settings,
+    )
+    from continuity.cli.render import file_problems
+
+    settings = load_settings(home)
+    if not settings.enabled:
+        import os
+
+        where = (
+            "$CONTINUITY_ARCHIVE__ENABLED"
+            if os.environ.get("CONTINUITY_ARCHIVE__ENABLED")
+            else "[archive] enabled = false in config.toml"
+        )
+        err.print(f"archiving is off: {where}; set it to true to watch", markup=False)
+        raise typer.Exit(2)
+    archiver = Archiver({}, home=home, max_files=max_files)
+
+    def said(line: str) -> None:
+        err.print(line, markup=False)
+
+    def report(r: PassResult) -> None:
+        if r.gone:
+            out.print(
+                f"{r.gone} source file(s) gone; their sessions are kept whole "
+                "(`continuity sessions` shows source: gone)",
+                markup=False,
+            )
+        for path, reason in r.skipped[:SKIPPED_SHOWN]:
+            said(f"not archived: {path}: {reason}")
+        if len(r.skipped) > SKIPPED_SHOWN:
+            said(
+                f"not archived: {len(r.skipped) - SKIPPED_SHOWN} more file(s) that are "
+                "not session files"
+            )
+        if r.files or r.failed:
+            out.print(
+                f"archived {r.files} file{'' if r.files == 1 else 's'}, {r.rows} new "
+                f"row{'' if r.rows == 1 else 's'}"
+                + (f", {r.failed} failed" if r.failed else "")
+                + (f", {r.pending} pending" if r.pending else ""),
+                markup=False,
+            )
+        # issue 45 item 1: the reader's file:line warnings, as `import` prints them
+        for f in r.problems:
+            file_problems(err, f, more_hint="not shown")
+
+    if once:
+        for problem in folder_problems(settings):
+            said(problem)
+        archiver.folders = harness_folders(settings)
+        if not archiver.folders:
+            said("no harness session folder exists here; nothing to archive")
+            return
+        # every pass bounded, but --once goes on until nothing is pending: a process that
+        # remembers nothing would otherwise redo the oldest files every run, never the rest
+        result = archiver.run_pass(stop=stop)
+        report(result)
+        while result.pending and not stop.is_set():
+            result = archiver.run_pass((), stop=stop)
+            report(result)
+        return
+    with contextlib.suppress(KeyboardInterrupt):  # a second Ctrl-C: at once
+        follow(archiver, settings, stop, report, said)
