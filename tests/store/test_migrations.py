@@ -137,7 +137,7 @@ def _write_rows_as_before_0030(store, monkeypatch, *, content_z: bool = True) ->
     )
     new_row = bulk.entry_row
 
-    def old_row(key, e, source_id=None):  # type: ignore[no-untyped-def]
+    def old_row(key, e, source_id=None, text_dict=None):  # type: ignore[no-untyped-def]
         values = dict(zip(bulk.ENTRY_COLUMNS, new_row(key, e, source_id), strict=True))
         if not content_z:
             values["content"] = blocks_to_json(e.blocks)
@@ -147,6 +147,13 @@ def _write_rows_as_before_0030(store, monkeypatch, *, content_z: bool = True) ->
 
     store._bulk.entries = bulk.BulkInsert(old_table, columns, store.engine.dialect)
     monkeypatch.setattr(bulk, "entry_row", old_row)
+    _train_no_dictionary(store)
+
+
+def _train_no_dictionary(store) -> None:
+    """Make ``store`` write as revisions before 0032 did: it trains no text dictionary (the
+    table it would look in does not exist yet)."""
+    store._train_text_dict = lambda conn, long_rows: None
 
 
 def _write_rows_as_before_0024(store, monkeypatch) -> None:
@@ -159,6 +166,7 @@ def _index_as_before_0031(store) -> None:
     rows at an older revision with today's bulk writer): on SQLite ``entries_fts_rows``
     numbering each row max + 1 with the FTS document under that number, on PostgreSQL
     ``entries_fts`` keyed by (session_key, seq)."""
+    _train_no_dictionary(store)
     from continuity.store import fts
     from continuity.store.search import _call_names, entry_body, entry_tools, pg_words
 

@@ -198,7 +198,7 @@ def import_files(
     n_workers, forced = _workers()
 
     def take(p: Path) -> ParsedFile | None:
-        return pool.take(p) if pool is not None else None
+        return _take(pool, store, p)
 
     def flush() -> Iterator[FileReport]:
         nonlocal group, slots, size
@@ -261,6 +261,7 @@ def import_files(
                     if pool is None and _worth_a_pool(fresh, forced):
                         pool = ParsePool(n_workers, BATCH_LINES, BATCH_BYTES)
                     if pool is not None:
+                        pool.text_dict = store.text_dict()  # one a batch trained is used on
                         pool.offer(fresh)
             yield from step(ahead.pop(0))
         yield from flush()
@@ -268,6 +269,16 @@ def import_files(
     finally:
         if pool is not None:
             pool.close()
+
+
+def _take(pool: ParsePool | None, store: Store, p: Path) -> ParsedFile | None:
+    """``pool.take(p)`` (None without a pool), after handing the pool the store's text
+    dictionary: the files it hands out next make their rows' frames with one the store
+    trained during this import (revision 0032)."""
+    if pool is None:
+        return None
+    pool.text_dict = store.text_dict()
+    return pool.take(p)
 
 
 def _workers() -> tuple[int, bool]:
@@ -331,7 +342,7 @@ def _import_group(
             for p in paths:
                 p = p.resolve()
                 report = FileReport(path_key(p))
-                parsed = pool.take(p) if pool is not None else None
+                parsed = _take(pool, store, p)
                 _import_once(store, p, report, None, keep_rows, True, parsed)
                 reports.append(report)
     except ContinuityError:

@@ -46,7 +46,7 @@ from continuity.core.errors import ContinuityError
 from continuity.core.model import Entry
 from continuity.formats.base import SessionFacts
 from continuity.store.base import ImportIssue, RawLine
-from continuity.store.rawcodec import Packed
+from continuity.store.rawcodec import Packed, TextDict
 
 #: issue 43: worker processes of a parallel import (``CONTINUITY_IMPORT_WORKERS`` overrides;
 #: 1 or less: no pool, the import parses in its own process)
@@ -123,10 +123,14 @@ class Batch:
 # ---------------------------------------------------------------------------- worker side
 
 
-def parse_file(path: str, batch_lines: int, batch_bytes: int) -> Iterator[tuple[Any, ...] | Batch]:
+def parse_file(
+    path: str, batch_lines: int, batch_bytes: int, text_dict: bytes | None = None
+) -> Iterator[tuple[Any, ...] | Batch]:
     """The messages of one file (module docstring): its head, then its batches of at most
     ``batch_lines`` lines (or ending at the line that reaches ``batch_bytes``). Reads the file
-    as ``importer._import_once`` does one the store holds no progress for."""
+    as ``importer._import_once`` does one the store holds no progress for. ``text_dict``: the
+    bytes of the store's text dictionary (``SqlStore.text_dict``), which the rows' content
+    frames are made with."""
     from continuity.formats import detect
     from continuity.formats.discovery import PREFIX_BYTES, path_key, prefix_hash
     from continuity.formats.document import file_head, is_document, line_source
@@ -135,6 +139,7 @@ def parse_file(path: str, batch_lines: int, batch_bytes: int) -> Iterator[tuple[
     from continuity.store.bulk import prepare
     from continuity.store.rawcodec import pack_lines
 
+    zdict = TextDict(text_dict) if text_dict is not None else None
     p = Path(path)
     try:
         stat = p.stat()
@@ -155,7 +160,7 @@ def parse_file(path: str, batch_lines: int, batch_bytes: int) -> Iterator[tuple[
 
     def batch(offset: int, line: int, final: bool = False) -> Batch:
         for e in parser.pending:  # what the writer would make of each row, made here
-            prepare(e)
+            prepare(e, zdict)
         packed = pack_lines(parser.raw)
         out = Batch(
             parser.raw,
@@ -309,6 +314,8 @@ class ParsePool:
         self.lines: list[deque[ParsedFile]] = [deque() for _ in range(n)]
         self.by_path: dict[Path, ParsedFile] = {}
         self.load = [0] * n  # bytes handed to each worker and not yet stored
+        #: the store's text dictionary (``SqlStore.text_dict``), sent with each file handed out
+        self.text_dict: TextDict | None = None
 
     def _start(self) -> None:
         """Start the workers with SIGINT ignored: a Ctrl-C reaches the whole foreground
@@ -356,7 +363,8 @@ class ParsePool:
             self.load[w] += size
             self.lines[w].append(parsed)
             self.by_path[path] = parsed
-            self.tasks[w].put((str(path), self.batch_lines, self.batch_bytes))
+            zdict = self.text_dict.data if self.text_dict is not None else None
+            self.tasks[w].put((str(path), self.batch_lines, self.batch_bytes, zdict))
 
     def take(self, path: Path) -> ParsedFile | None:
         """The parse of ``path`` if it was offered (and hands out the next files)."""

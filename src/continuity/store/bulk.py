@@ -172,15 +172,17 @@ def source_ids(conn: Connection, paths: Iterable[str], *, create: bool) -> dict[
     return {p: found[s] for p, s in stored.items() if s in found}
 
 
-def prepare(e: Entry) -> None:
+def prepare(e: Entry, text_dict: rawcodec.TextDict | None = None) -> None:
     """Set ``e.prepared`` to what ``entry_row`` and the search index make of its blocks
     (issue 43 goal 1): a parallel import's worker calls it on each row it parsed, so the one
     writer process does not. ``(blocks, role, compaction, content, content_z, view_bytes at
     seq 0, search body)``, the first three the objects it was made from: a writer that
     changed any of them (a new tuple of blocks) makes the rest again. ``content`` is ""
-    when ``content_z`` holds it (it is not sent twice)."""
+    when ``content_z`` holds it (it is not sent twice). ``text_dict``: the store's dictionary
+    (``SqlStore.text_dict``), which the frame is made with; a frame made with an older one, or
+    none, stays valid (each frame names its dictionary)."""
     content = blocks_to_json(e.blocks)
-    content_z = rawcodec.encode_text(content)
+    content_z = rawcodec.encode_text(content, text_dict)
     role = e.role.value
     e.prepared = (
         e.blocks,
@@ -204,13 +206,19 @@ def _prepared(e: Entry) -> tuple[str, bytes | None, int] | None:
     return p[3], p[4], p[5] + len(str(e.seq)) - 1  # type: ignore[return-value]
 
 
-def entry_row(session_key: str, e: Entry, source_id: int | None = None) -> tuple[Any, ...]:
+def entry_row(
+    session_key: str,
+    e: Entry,
+    source_id: int | None = None,
+    text_dict: rawcodec.TextDict | None = None,
+) -> tuple[Any, ...]:
     """The ``entries`` values of ``e`` in ``ENTRY_COLUMNS`` order (``seq`` already set):
     content as stored JSON (issue 43: a long one as a zstd frame in ``content_z``, ``content``
     then empty), ``meta`` the compaction and run-end hint as JSON, ``view_bytes`` the UTF-8
     size of the row as a view message, ``source_id`` the number ``source_paths`` gives the
-    row's source path (revision 0030; None: no source). No entry id: it is derived
-    (``store.rows.entry_id_of``)."""
+    row's source path (revision 0030; None: no source), ``text_dict`` the dictionary a
+    content frame is made with (revision 0032; a row ``prepare`` made keeps its frame). No
+    entry id: it is derived (``store.rows.entry_id_of``)."""
     meta_dict: dict[str, Any] = {}
     if e.compaction is not None:
         c = e.compaction
@@ -232,7 +240,7 @@ def entry_row(session_key: str, e: Entry, source_id: int | None = None) -> tuple
         content, content_z, view_bytes = made
     else:
         content = blocks_to_json(e.blocks)
-        content_z = rawcodec.encode_text(content)
+        content_z = rawcodec.encode_text(content, text_dict)
         view_bytes = message_bytes(e.seq, role, e.blocks, stored_json=content)
     return (
         session_key,
@@ -409,22 +417,33 @@ class BulkWriter:
             conn, [(ids[ln.path], ln.line_no, ln.byte_offset, ln.sha256) for ln in lines]
         )
 
-    def put_entries(self, conn: Connection, session_key: str, entries: Sequence[Entry]) -> None:
+    def put_entries(
+        self,
+        conn: Connection,
+        session_key: str,
+        entries: Sequence[Entry],
+        text_dict: rawcodec.TextDict | None = None,
+    ) -> int:
         """Insert the rows, their media payloads (by SHA-256, idempotent) and their tool-call
         index, and their full-text index rows (``store.search``, issue 19). Each row's source
         path is stored as its ``source_paths`` number (revision 0030; a path not numbered yet
-        is added). A row whose (session, seq) exists raises ``IntegrityError``."""
+        is added); content frames are made with ``text_dict`` (revision 0032). A row whose
+        (session, seq) exists raises ``IntegrityError``. Returns how many rows were stored
+        with a ``content_z`` frame."""
         ids = source_ids(conn, {e.source.path for e in entries if e.source}, create=True)
-        self.entries.run(
-            conn,
-            [entry_row(session_key, e, ids[e.source.path] if e.source else None) for e in entries],
-        )
+        rows = [
+            entry_row(session_key, e, ids[e.source.path] if e.source else None, text_dict)
+            for e in entries
+        ]
+        self.entries.run(conn, rows)
+        z = ENTRY_COLUMNS.index("content_z")
         self.search.put(conn, session_key, entries)
         media = {
             digest: (digest, data) for e in entries for digest, data in (e.payloads or {}).items()
         }
         self.media.run(conn, media.values())
         self._index_tool_calls(conn, session_key, entries)
+        return sum(1 for row in rows if row[z] is not None)
 
     def _index_tool_calls(self, conn: Connection, key: str, entries: Sequence[Entry]) -> None:
         """Record where each call id's call and first result sit; a row seen earlier keeps its

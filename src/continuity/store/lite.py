@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import os
 import sqlite3
+import weakref
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import ExitStack, contextmanager, suppress
 from datetime import datetime
@@ -42,6 +43,7 @@ from continuity.core.model import (
     Session,
     ToolCallIndex,
 )
+from continuity.store import textdicts
 from continuity.store.base import RowMeta
 from continuity.store.rows import (
     COMPACTION_ROW,
@@ -61,7 +63,7 @@ if TYPE_CHECKING:
 
 #: The schema revision these queries read (``store.HEAD_REVISION`` when written; a test keeps
 #: them equal, so a new revision reviews this module).
-READ_REVISION = "0031"
+READ_REVISION = "0032"
 #: Columns of ``entries`` as ``store.bulk.ENTRY_COLUMNS`` lists them, ``source_id`` read as
 #: its path (``schema.ENTRY_READ``; revision 0030), from ``_ENTRY_FROM``.
 _ENTRY_SELECT = (
@@ -167,6 +169,16 @@ class LiteStore:
         self._stack: ExitStack | None = None
         #: kept secrets found inside a reading ``batch()``, written when it ends
         self._pending: list[dict[str, object]] = []
+        # revision 0032: the dictionaries of content frames (a weak reference: the loader
+        # does not keep this store, or its connection, open)
+        method = weakref.WeakMethod(self._load_text_dict)
+        textdicts.add_loader(lambda dict_id: method()(dict_id))  # type: ignore[misc]
+
+    def _load_text_dict(self, dict_id: int) -> bytes | None:
+        """``text_dicts.data`` of ``dict_id``, or None (``store.textdicts``' loader)."""
+        rows = self._db.execute("SELECT data FROM text_dicts WHERE dict_id = ?", (dict_id,))
+        row = rows.fetchone()
+        return bytes(row[0]) if row is not None else None
 
     # ------------------------------------------------------------------ plumbing
 

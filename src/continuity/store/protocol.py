@@ -49,6 +49,11 @@ class Store(Protocol):
         """Sync what ``batch(durable=False)`` committed (``SqlStore.make_durable``)."""
         ...
 
+    def text_dict(self) -> rawcodec.TextDict | None:
+        """The dictionary the rows' content frames are made with (``SqlStore.text_dict``;
+        issue 43 goal 2, revision 0032), None until the store has trained one."""
+        ...
+
     def close(self) -> None: ...
 
     # sessions

@@ -32,6 +32,8 @@ from collections.abc import Sequence
 
 import zstandard
 
+from continuity.store import textdicts
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from continuity.store.records import RawLine
@@ -86,24 +88,124 @@ def decode(stored: bytes, codec: int | None) -> bytes:
 
 #: A row's content JSON shorter than this many bytes is stored as text (revision 0024).
 MIN_TEXT_BYTES = 256
+#: ... or this many, once the store has a text dictionary (revision 0032): with the
+#: dictionary a short row's JSON (``[{"type":"text","text":...}]``) compresses too.
+MIN_DICT_TEXT_BYTES = 64
 
 
-def encode_text(text: str) -> bytes | None:
-    """A row's content JSON (issue 43, revision 0024: ``entries.content_z``) as a zstd frame
-    when it has at least ``MIN_TEXT_BYTES`` UTF-8 bytes and the frame saves at least
-    ``MIN_SAVING`` of them; else None (kept as text). Measured on a 50 MB tree of
-    ``bench/peers.py``: the 18.5 MB of content JSON kept in 8.8 MB."""
-    data = text.encode("utf-8", "surrogatepass")
-    if len(data) < MIN_TEXT_BYTES:
+# ---------------------------------------------------------------------------- text dictionaries
+#
+# Issue 43 goal 2 (revision 0032): a row's content JSON is one small zstd frame, and a frame
+# of a few hundred bytes finds little to repeat inside itself. A dictionary trained on the
+# store's own rows (the JSON keys, the tool names and arguments, the text a user's sessions
+# repeat) gives every frame that history to refer to. A frame names its dictionary (zstd's
+# dictionary id in its header), so frames made with and without one, or with two different
+# ones, sit side by side and each decodes alone; a dictionary is never changed or deleted.
+
+#: a trained dictionary's size in bytes (zstd's default, 110 KiB)
+DICT_BYTES = 112_640
+#: a store trains its dictionary once it holds this many long rows (``content_z``) ...
+DICT_TRAIN_ROWS = 2_000
+#: ... from its newest rows, at most this many bytes of their content JSON
+DICT_SAMPLE_BYTES = 8 * 1024 * 1024
+
+
+class TextDict:
+    """One trained dictionary: ``dict_id`` (zstd's, the number its frames carry, > 0) and its
+    ``data`` (the bytes a store keeps in ``text_dicts``). Raises ``ValueError`` for bytes that
+    are not a zstd dictionary."""
+
+    __slots__ = ("data", "dict_id", "zdict")
+
+    def __init__(self, data: bytes) -> None:
+        zdict = zstandard.ZstdCompressionDict(data, dict_type=zstandard.DICT_TYPE_FULLDICT)
+        try:
+            dict_id = zdict.dict_id()
+        except zstandard.ZstdError as exc:
+            raise ValueError(f"not a zstd dictionary: {exc}") from None
+        if not dict_id:
+            raise ValueError("not a zstd dictionary: it has no dictionary id")
+        self.data, self.dict_id, self.zdict = data, dict_id, zdict
+
+    def __reduce__(self) -> tuple[type[TextDict], tuple[bytes]]:
+        return TextDict, (self.data,)
+
+
+def train_text_dict(samples: Sequence[bytes]) -> TextDict | None:
+    """A dictionary trained on ``samples`` (content JSON, UTF-8), or None when zstd finds too
+    little in them to train on (too few or too uniform samples)."""
+    try:
+        zdict = zstandard.train_dictionary(DICT_BYTES, list(samples), level=LEVEL)
+    except zstandard.ZstdError:
         return None
-    frame = _compressor().compress(data)
+    return TextDict(zdict.as_bytes())
+
+
+_known: dict[int, TextDict] = {}
+_known_lock = threading.Lock()
+
+
+def remember_text_dict(d: TextDict) -> None:
+    """Make ``d`` known to ``decode_text`` in this process."""
+    with _known_lock:
+        _known.setdefault(d.dict_id, d)
+
+
+def _text_dict(dict_id: int) -> TextDict:
+    d = _known.get(dict_id)
+    if d is None:
+        data = textdicts.load(dict_id)
+        if data is None:
+            raise ValueError(
+                f"a row's content needs text dictionary {dict_id}, which no open store holds"
+            )
+        remember_text_dict(TextDict(data))
+        d = _known[dict_id]
+    return d
+
+
+def _text_compressor(d: TextDict | None) -> zstandard.ZstdCompressor:
+    if d is None:
+        return _compressor()
+    cache = getattr(_local, "text_compressors", None)
+    if cache is None:
+        cache = _local.text_compressors = {}
+    c = cache.get(d.dict_id)
+    if c is None:
+        c = cache[d.dict_id] = zstandard.ZstdCompressor(
+            level=LEVEL, dict_data=d.zdict, write_checksum=False, write_dict_id=True
+        )
+    return c
+
+
+def encode_text(text: str, text_dict: TextDict | None = None) -> bytes | None:
+    """A row's content JSON (issue 43, revision 0024: ``entries.content_z``) as a zstd frame
+    when it has at least ``MIN_TEXT_BYTES`` UTF-8 bytes (``MIN_DICT_TEXT_BYTES`` with
+    ``text_dict``, revision 0032: the frame is made with it) and the frame saves at least
+    ``MIN_SAVING`` of them; else None (kept as text). Measured on a 50 MB tree of
+    ``bench/peers.py``: the 18.5 MB of content JSON kept in 8.8 MB without a dictionary."""
+    data = text.encode("utf-8", "surrogatepass")
+    if len(data) < (MIN_TEXT_BYTES if text_dict is None else MIN_DICT_TEXT_BYTES):
+        return None
+    frame = _text_compressor(text_dict).compress(data)
     return frame if len(frame) <= len(data) * (1 - MIN_SAVING) else None
 
 
 def decode_text(frame: bytes) -> str:
-    """The content JSON ``encode_text`` compressed. Raises ``zstandard.ZstdError`` for a
-    damaged frame."""
-    return decode(frame, ZSTD).decode("utf-8", "surrogatepass")
+    """The content JSON ``encode_text`` compressed, with the dictionary its frame names (if
+    any: from this process's known ones, else from the open stores). Raises
+    ``zstandard.ZstdError`` for a damaged frame, ``ValueError`` for a dictionary no store
+    holds."""
+    dict_id = zstandard.get_frame_parameters(frame).dict_id
+    if not dict_id:
+        return decode(frame, ZSTD).decode("utf-8", "surrogatepass")
+    cache = getattr(_local, "text_decompressors", None)
+    if cache is None:
+        cache = _local.text_decompressors = {}
+    d = cache.get(dict_id)
+    if d is None:
+        d = cache[dict_id] = zstandard.ZstdDecompressor(dict_data=_text_dict(dict_id).zdict)
+    return d.decompress(frame).decode("utf-8", "surrogatepass")
 
 
 def pack(
@@ -201,10 +303,17 @@ __all__ = [
     "Block",
     "BlockCache",
     "MIN_TEXT_BYTES",
+    "MIN_DICT_TEXT_BYTES",
+    "DICT_BYTES",
+    "DICT_SAMPLE_BYTES",
+    "DICT_TRAIN_ROWS",
+    "TextDict",
     "decode",
     "decode_text",
     "encode",
     "encode_text",
     "pack",
+    "remember_text_dict",
+    "train_text_dict",
     "unpack",
 ]

@@ -269,6 +269,15 @@ raw_blocks = Table(
     Column("codec", SmallInteger, nullable=False),
 )
 
+#: revision 0032 (issue 43 goal 2): the dictionaries a store trained on its rows' content JSON
+#: (``store.rawcodec.TextDict``), by zstd's dictionary id, which each frame made with one names
+text_dicts = Table(
+    "text_dicts",
+    metadata,
+    Column("dict_id", BigInteger, primary_key=True, autoincrement=False),
+    Column("data", LargeBinary, nullable=False),
+)
+
 #: revision 0023 (issue 43: "store a source path once per file"): each source file's path
 #: once, numbered; ``source_lines`` names its file by that number.
 source_paths = Table(

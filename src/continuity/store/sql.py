@@ -14,13 +14,26 @@ from __future__ import annotations
 import hashlib
 import os
 import threading
+import weakref
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from functools import cache
 from typing import Any
 
-from sqlalchemy import Connection, Engine, and_, bindparam, event, func, or_, select, text, update
+from sqlalchemy import (
+    Connection,
+    Engine,
+    and_,
+    bindparam,
+    event,
+    func,
+    insert,
+    or_,
+    select,
+    text,
+    update,
+)
 from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 
 from continuity.core.errors import StoreConflict, StoreError
@@ -35,7 +48,7 @@ from continuity.core.model import (
     ToolCallIndex,
 )
 from continuity.core.when import usable_time
-from continuity.store import rawcodec, schema as t
+from continuity.store import rawcodec, schema as t, textdicts
 from continuity.store.base import ImportIssue, RawLine, RowMeta, SourceState
 from continuity.store.bulk import ENTRY_COLUMNS, BulkWriter, source_ids
 from continuity.store.checkpoints import CheckpointStoreMixin
@@ -44,6 +57,7 @@ from continuity.store.forget import ForgetStoreMixin
 from continuity.store.langgraph import LangGraphStoreMixin
 from continuity.store.lineage import LineageStoreMixin
 from continuity.store.memory import MemoryStoreMixin
+from continuity.store.rawcodec import TextDict
 from continuity.store.rows import (
     COMPACTION_ROW,
     ENTRY_WIDTH,
@@ -194,6 +208,19 @@ def _chunks(items: Sequence[Any], size: int = _CHUNK) -> Iterator[Sequence[Any]]
         yield items[i : i + size]
 
 
+def _dict_loader(ref: weakref.ReferenceType[SqlStore]) -> Any:
+    """A ``store.textdicts`` loader of the store ``ref`` names that does not keep it alive
+    (raises ``LookupError`` once it is gone: the loader is skipped)."""
+
+    def load(dict_id: int) -> bytes | None:
+        store = ref()
+        if store is None:
+            raise LookupError("store closed")
+        return store._load_text_dict(dict_id)
+
+    return load
+
+
 def _on_connect_sqlite(dbapi_conn: Any, _record: Any) -> None:
     cur = dbapi_conn.cursor()
     cur.execute("PRAGMA busy_timeout=10000")  # first: switching to WAL can wait on a writer
@@ -229,8 +256,14 @@ class SqlStore(
         self._bulk = BulkWriter(engine.dialect)
         #: a ``batch(durable=False)`` committed since the last ``make_durable()``
         self._unsynced = False
+        #: the text dictionary rows are written with (revision 0032), once the store has one
+        self._text_dict: TextDict | None = None
+        #: long rows written since this store last looked for enough of them to train one
+        #: (None: it has not looked yet)
+        self._untrained: int | None = None
         if self.dialect == "sqlite":
             event.listen(engine, "connect", _on_connect_sqlite)
+        textdicts.add_loader(_dict_loader(weakref.ref(self)))
 
     # ------------------------------------------------------------------ plumbing
 
@@ -312,6 +345,85 @@ class SqlStore(
             raise StoreError(f"cannot sync {wal}: {exc.strerror or exc}") from exc
         finally:
             os.close(fd)
+
+    # ------------------------------------------------------------------ text dictionaries
+
+    def text_dict(self) -> TextDict | None:
+        """The dictionary this store's rows' content JSON is compressed with (issue 43 goal 2,
+        revision 0032: the one with the lowest id in ``text_dicts``), None until the store has
+        trained one (``_train_text_dict``). Read once, then kept (a dictionary another
+        process trains later is found when this one would train)."""
+        if self._text_dict is None and self._untrained is None:
+            with self._conn() as conn:
+                self._text_dict = self._stored_text_dict(conn)
+            self._untrained = 0
+        return self._text_dict
+
+    @staticmethod
+    def _stored_text_dict(conn: Connection) -> TextDict | None:
+        c = t.text_dicts.c
+        row = conn.execute(select(c.data).order_by(c.dict_id).limit(1)).first()
+        if row is None:
+            return None
+        d = TextDict(bytes(row[0]))
+        rawcodec.remember_text_dict(d)
+        return d
+
+    def _load_text_dict(self, dict_id: int) -> bytes | None:
+        """``text_dicts.data`` of ``dict_id``, or None (``store.textdicts``' loader)."""
+        c = t.text_dicts.c
+        with self._conn() as conn:
+            row = conn.execute(select(c.data).where(c.dict_id == dict_id)).first()
+        return bytes(row[0]) if row is not None else None
+
+    def _keep_text_dict(self, conn: Connection, d: TextDict) -> None:
+        """Make sure ``d`` is stored in the transaction of the rows made with it: one made in
+        a transaction that was rolled back would otherwise be missing for the next ones."""
+        c = t.text_dicts.c
+        if conn.execute(select(c.dict_id).where(c.dict_id == d.dict_id)).first() is None:
+            conn.execute(insert(t.text_dicts).values(dict_id=d.dict_id, data=d.data))
+
+    def _train_text_dict(self, conn: Connection, long_rows: int) -> None:
+        """After ``long_rows`` rows were stored with a ``content_z`` frame: once the store holds
+        ``rawcodec.DICT_TRAIN_ROWS`` of them and no dictionary, train one on the newest of
+        them (at most ``rawcodec.DICT_SAMPLE_BYTES`` of their JSON) and keep it, so the rows
+        written from then on use it. Looks at most once per ``DICT_TRAIN_ROWS // 4`` long rows
+        written (and once when the store is opened), so a small store is not read again for
+        every turn. Rows already stored are never rewritten."""
+        if self._text_dict is not None:
+            return
+        if self._untrained is not None:
+            self._untrained += long_rows
+            if self._untrained < rawcodec.DICT_TRAIN_ROWS // 4:
+                return
+        self._untrained = 0
+        found = self._stored_text_dict(conn)  # another process may have trained one
+        if found is not None:
+            self._text_dict = found
+            return
+        e = t.entries.c
+        frames = conn.execute(
+            select(e.content_z)
+            .where(e.content_z.is_not(None))
+            .order_by(e.entry_no.desc())
+            .limit(rawcodec.DICT_TRAIN_ROWS)
+        ).all()
+        if len(frames) < rawcodec.DICT_TRAIN_ROWS:
+            return
+        samples: list[bytes] = []
+        size = 0
+        for (frame,) in frames:
+            data = rawcodec.decode_text(bytes(frame)).encode("utf-8", "surrogatepass")
+            samples.append(data)
+            size += len(data)
+            if size >= rawcodec.DICT_SAMPLE_BYTES:
+                break
+        d = rawcodec.train_text_dict(samples)
+        if d is None:
+            return
+        rawcodec.remember_text_dict(d)
+        self._keep_text_dict(conn, d)
+        self._text_dict = d
 
     @contextmanager
     def _conn(self) -> Iterator[Connection]:
@@ -488,7 +600,12 @@ class SqlStore(
                     )
             for entry in entries:  # revision 0030: derived, not stored (store.rows.entry_id_of)
                 entry.entry_id = f"{session_key}:{entry.seq}"
-            self._bulk.put_entries(conn, session_key, entries)
+            d = self._text_dict
+            if d is not None:
+                self._keep_text_dict(conn, d)
+            long_rows = self._bulk.put_entries(conn, session_key, entries, d)
+            if d is None:
+                self._train_text_dict(conn, long_rows)
             conn.execute(
                 _session_update(),
                 {"b_key": session_key, "entry_count": count + len(entries), "updated_at": _now()},
