@@ -135,19 +135,33 @@ def _home(values: dict[str, str]) -> str | None:
     return home
 
 
+def _read_home(values: dict[str, str]) -> str | None:
+    """``_home`` for a command that only reads: also, as ``common.open_workspace(home,
+    read_only=True)`` checks it when the command opens its store, a workspace named by
+    ``--home`` or ``$CONTINUITY_HOME`` must exist (``core.config.existing_home``:
+    ``InputError``), none is created."""
+    from continuity.core.config import existing_home
+
+    home = _home(values)
+    existing_home(home)
+    return home
+
+
 def _client_home(values: dict[str, str]) -> tuple[str | None, str | None]:
     """``_home`` for a client of the daemon: ``--home`` and the path of its ``config.toml``
     when there is one, which the daemon reads for the client (``_daemon_post``: ``tomllib``
     is 10 ms of the client's start, issue 43 goal 3); the workspace and a ``config.toml``
     that is no file are checked here (``ConfigError``), as is everything when there is no
-    file to read."""
-    from continuity.core.config import check_config, config_text_path, home_folder
+    file to read; then, as ``_read_home``, a workspace named by ``--home`` or
+    ``$CONTINUITY_HOME`` must exist (``InputError``): search and recall only read."""
+    from continuity.core.config import check_config, config_text_path, existing_home, home_folder
 
     home = values.get("--home")
     home_folder(home)
     config = config_text_path(home)
     if config is None:
         check_config(home)
+    existing_home(home)
     return home, config
 
 
@@ -211,7 +225,7 @@ def _sessions(args: list[str], given: set[str], values: dict[str, str]) -> int:
 
         if not plain_stdout():
             raise _Unsure
-    home = _home(values)
+    home = _read_home(values)
     project = None
     if "--project" in values:
         from pathlib import Path
@@ -272,7 +286,7 @@ def _show(args: list[str], given: set[str], values: dict[str, str]) -> int:
 
         if not plain_stdout():
             raise _Unsure
-    home = _home(values)
+    home = _read_home(values)
     store = _lite_store(home)
     try:
         # ``api.Workspace.show`` without ``api.workspace`` (it loads ``typing``) nor the
@@ -329,7 +343,7 @@ def _continue(args: list[str], given: set[str], values: dict[str, str]) -> int:
 
         if not plain_stdout():
             raise _Unsure
-    home = _home(values)
+    home = _read_home(values)
     store = _lite_store(home)
     try:
         # ``api.Workspace.continuation`` without the ``api.results`` types (their to_dict()
