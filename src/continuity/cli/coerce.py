@@ -25,6 +25,7 @@ both for every parameter of every command.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from types import NoneType, UnionType
 from typing import Any, Union, get_args, get_origin
 
@@ -112,10 +113,11 @@ class FastRuntimeParam:
         try:
             return self.real().coerce(value, param=param, ctx=ctx)
         except BadParameter as exc:
-            errors = getattr(exc.__cause__, "errors", None)  # pydantic's ValidationError
-            if not callable(errors):
+            from pydantic import ValidationError  # loaded already: the adapter raised it
+
+            if not isinstance(exc.__cause__, ValidationError):
                 raise
-            found = errors()
+            found = exc.__cause__.errors()
             if not found:
                 raise
             reason = plain_reason(found[0], value, self.descriptor.annotation, self.min, self.max)
@@ -140,7 +142,7 @@ _NUMBER_ERRORS = frozenset(
 
 
 def plain_reason(
-    error: dict[str, Any], value: Any, annotation: Any, low: Any = None, high: Any = None
+    error: Mapping[str, Any], value: Any, annotation: Any, low: Any = None, high: Any = None
 ) -> str:
     """The reason of a usage error for one pydantic error dict (``ValidationError.errors()``)
     of a parameter typed ``annotation`` (``int``, ``float``, optional or not) with the range
