@@ -160,3 +160,63 @@ def test_a_bad_value_found_inside_a_command_is_a_usage_error(
     assert err.startswith(f"error: {what}"), err
     assert err.rstrip("\n").endswith(f"(see {where} --help)"), err
     assert not (tmp_path / "ws").exists()
+
+
+@pytest.mark.parametrize(
+    ("args", "said"),
+    [
+        (
+            ["search", "-phoenix"],
+            "error: No such option: -p; to search for text that starts with '-', put -- "
+            "before it: `continuity search -- -phoenix` (see continuity search --help)",
+        ),
+        (
+            ["recall", "-phoenix", "--json"],
+            "error: No such option: -p; to recall text that starts with '-', put -- before "
+            "it: `continuity recall --json -- -phoenix` (see continuity recall --help)",
+        ),
+        (  # the options given stay before --, the global --home where it was
+            ["--home", "/w s", "search", "-n", "5", "-x y"],
+            "error: No such option: -x; to search for text that starts with '-', put -- "
+            "before it: `continuity --home '/w s' search -n 5 -- '-x y'` "
+            "(see continuity search --help)",
+        ),
+        (  # -n took "ope" as its value
+            ["search", "-nope"],
+            "error: Invalid value for '-n' / '--count': must be a whole number from 0 to 500 "
+            "(got 'ope'); to search for text that starts with '-', put -- before it: "
+            "`continuity search -- -nope` (see continuity search --help)",
+        ),
+        (  # a QUERY given already: the word is no QUERY, no hint
+            ["search", "export", "-x"],
+            "error: No such option: -x (see continuity search --help)",
+        ),
+        (  # a long option is an option mistyped
+            ["search", "--phoenix"],
+            "error: No such option: --phoenix (Possible options: --home) "
+            "(see continuity search --help)",
+        ),
+        (  # not a command with a QUERY
+            ["sessions", "-x"],
+            "error: No such option: -x (see continuity sessions --help)",
+        ),
+    ],
+    ids=lambda v: " ".join(v) if isinstance(v, list) else "",
+)
+def test_a_query_starting_with_a_dash_is_told_to_follow_double_dash(
+    monkeypatch, capsys, args, said
+):
+    """Fresh-user review: ``search -phoenix`` said only "No such option: -p". For search and
+    recall the error shows the command that searches for it, the word after ``--``."""
+    code, out, err = run_main(monkeypatch, capsys, *args)
+    assert (code, out, err) == (2, "", said + "\n")
+
+
+def test_the_command_the_hint_shows_searches_for_the_word(monkeypatch, capsys, tmp_path):
+    home = tmp_path / "ws"
+    code, _out, err = run_main(
+        monkeypatch, capsys, "remember", "run it with -phoenix to rise again", "--home", home
+    )
+    assert code == 0, err
+    code, out, _err = run_main(monkeypatch, capsys, "recall", "--home", home, "--", "-phoenix")
+    assert code == 0 and "run it with -phoenix to rise again" in out
