@@ -742,6 +742,38 @@ def test_search_asks_the_daemon_for_the_count_the_command_shows(
     assert fast.MAX_HITS == MAX_HITS
 
 
+def test_search_n_0_as_the_daemons_client_says_when_it_stopped_at_500(
+    sample: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture
+):
+    """``-n 0`` that got 500 hits from the daemon: the note the command prints
+    (``cli.commands.browse``; ``tests/cli/test_usage_rules.py`` runs it on 501 rows)."""
+    import json
+
+    from continuity.cli import fast
+
+    hit = json.loads(
+        subprocess.run(
+            [sys.executable, "-c", BASELINE, "search", "export", "--json", "-n", "1"],
+            env=_env(sample),
+            check=True,
+            capture_output=True,
+        ).stdout
+    )
+    monkeypatch.setattr(
+        fast, "_daemon_search", lambda home, body, config: ([dict(hit)] * body["limit"], None)
+    )
+    home = {"--home": str(sample)}
+    assert fast._search(["export"], {"--json"}, {**home, "-n": "0"}) == 0
+    out, err = capsys.readouterr()
+    assert len(out.splitlines()) == 500
+    assert err == (
+        "note: 500 hits shown, the most search prints (-n 0); more may match: narrow it with "
+        "--here, --project, --harness, --since, --until, --role or --tool\n"
+    )
+    assert fast._search(["export"], set(), {**home, "-n": "500"}) == 0
+    assert capsys.readouterr().err == ""
+
+
 @pytest.fixture(scope="module")
 def remembered(served: Path) -> Path:
     """The served workspace with three memories, one from a session (for ``--expand``)."""

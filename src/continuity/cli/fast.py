@@ -55,6 +55,8 @@ COMMANDS: dict[str, tuple[frozenset[str], frozenset[str]]] = {
         ),
     ),
 }
+#: ``recall``'s bound (``cli.commands.memory.RECALL_MOST``).
+RECALL_MOST = 100
 #: ``search``'s choices, bound and default (``cli.commands.browse``: ``MODES``, ``--role``,
 #: ``MAX_HITS``, ``--count``'s default).
 SEARCH_MODES, SEARCH_ROLES, MAX_HITS, SEARCH_HITS = (
@@ -564,9 +566,21 @@ def _search(args: list[str], given: set[str], values: dict[str, str]) -> int:
         for hit in hits:
             buffer.write(json_terminal_safe_bytes(orjson.dumps(hit)) + b"\n")
         buffer.flush()
+        _capped_note("search", limit, len(hits), MAX_HITS, "hits")
         return 0
     _write_lines(line for hit in hits for line in search_hit_lines(hit))
+    _capped_note("search", limit, len(hits), MAX_HITS, "hits")
     return 0
+
+
+def _capped_note(command: str, limit: int | None, found: int, most: int, what: str) -> None:
+    """The note ``search`` and ``recall`` print on stderr when ``-n 0`` found ``most``
+    results, as many as the command prints (``cli.lines.capped_note``; ``cli.commands.browse``
+    and ``cli.commands.memory`` say the same)."""
+    if limit == 0 and found >= most:
+        from continuity.cli.lines import capped_note
+
+        _note(capped_note(command, most, what))
 
 
 def _settings_overridden() -> bool:
@@ -664,7 +678,7 @@ def _recall(args: list[str], given: set[str], values: dict[str, str]) -> int:
 
     if len(args) != 1 or not args[0].strip() or ("-n" in values and "--limit" in values):
         raise _Unsure
-    limit = _number(values.get("-n", values.get("--limit")), 0, 100)
+    limit = _number(values.get("-n", values.get("--limit")), 0, RECALL_MOST)
     as_json = "--json" in given
     if not as_json:
         from continuity.cli.output import plain_stdout
@@ -679,7 +693,7 @@ def _recall(args: list[str], given: set[str], values: dict[str, str]) -> int:
         "/api/recall",
         {
             "query": args[0],
-            "limit": 10 if limit is None else limit or 100,
+            "limit": 10 if limit is None else limit or RECALL_MOST,
             "expand": "--expand" in given,
             "type": values.get("--type"),
             "near": os.getcwd(),
@@ -696,6 +710,7 @@ def _recall(args: list[str], given: set[str], values: dict[str, str]) -> int:
         from continuity.cli.output import emit_json
 
         emit_json(found)
+        _capped_note("recall", limit, len(results), RECALL_MOST, "memories")
         return 0 if results else 1
     from continuity.cli.lines import no_memory_message, recall_lines, shown
     from continuity.core.text import CONTROL_ESCAPES
@@ -705,6 +720,7 @@ def _recall(args: list[str], given: set[str], values: dict[str, str]) -> int:
         sys.stderr.flush()
     sys.stdout.write("".join(shown(line) + "\n" for line in recall_lines(found)))
     sys.stdout.flush()
+    _capped_note("recall", limit, len(results), RECALL_MOST, "memories")
     return 0 if results else 1
 
 

@@ -262,18 +262,28 @@ def count_option(
     *,
     flags: tuple[str, ...] = ("-n", "--count"),
     maximum: int = MAX_COUNT,
+    capped: bool = False,
 ) -> Any:
     """The ``-n`` option of a listing, one rule everywhere (issue 20): a whole number from 0
     to ``maximum`` (``MAX_COUNT``), where 0 means all; anything else, a negative number or one
-    too large (``9223372036854775808``), is a usage error naming ``-n`` (exit 2)."""
+    too large (``9223372036854775808``), is a usage error naming ``-n`` (exit 2). ``capped``:
+    the command prints at most ``maximum`` however many match (``search``: 500, ``recall``:
+    100), so 0 means all up to it, and the command says on stderr when it found that many
+    (``cli.lines.capped_note``); the help says so."""
     shown = "all" if default in (None, 0) else str(default)
+    zero = (
+        f"0 = all, up to {maximum:,}: a note on stderr says when {maximum:,} were found "
+        "and more may match"
+        if capped
+        else f"0 = all; at most {maximum:,}"
+    )
     return typer.Option(
         default or 0,
         *flags,
         min=0,
         max=maximum,
         show_default=False,
-        help=f"How many {what} (default {shown}; 0 = all; at most {maximum:,}).",
+        help=f"How many {what} (default {shown}; {zero}).",
     )
 
 
