@@ -142,6 +142,7 @@ def test_cli_os_errors_are_one_line_not_a_traceback(monkeypatch, capsys, tmp_pat
         raise FileNotFoundError(2, "No such file or directory")
 
     monkeypatch.setattr(_os, "getcwd", gone)
+    (tmp_path / "ws").mkdir()  # brief only reads: it needs a workspace
     code, out, err = _run(monkeypatch, capsys, "brief", "--home", tmp_path / "ws")
     assert (code, out) == (4, "")
     assert err.strip() == (

@@ -290,7 +290,9 @@ def test_a_console_rich_styles_is_left_to_rich(sample: Path, tmp_path: Path):
 
 @pytest.mark.parametrize("argv", [["sessions"], ["sessions", "--json"], ["show", CLAUDE]])
 def test_a_fresh_workspace_runs_as_before(tmp_path: Path, argv: list[str]):
-    """No database yet: the fast path leaves it to the full store, which creates it."""
+    """No database yet (an empty folder): the fast path leaves it to the full store, which
+    creates it."""
+    (tmp_path / "fresh").mkdir()
     fast, base, _ = _both(tmp_path / "fresh", argv, tmp_path)
     assert (fast.returncode, fast.stdout, fast.stderr) == (
         base.returncode,
@@ -298,6 +300,41 @@ def test_a_fresh_workspace_runs_as_before(tmp_path: Path, argv: list[str]):
         base.stderr,
     )
     assert base.stdout or base.stderr  # [], "no sessions yet: ...", or the session not found
+
+
+@pytest.mark.parametrize("by", ["--home", "CONTINUITY_HOME"])
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["sessions"],
+        ["sessions", "--json"],
+        ["show", CLAUDE],
+        ["continue", CLAUDE, "--json"],
+        ["search", "export"],
+        ["recall", "export", "--json"],
+    ],
+    ids=" ".join,
+)
+def test_an_absent_workspace_is_the_same_error_on_both_paths(
+    tmp_path: Path, argv: list[str], by: str
+):
+    """A read command creates no workspace (fresh-user review): both paths say which folder
+    is missing, exit 2, and leave it absent."""
+    missing = tmp_path / "no" / "such"
+    if by == "--home":
+        fast, base, _ = _both(tmp_path, [*argv, "--home", str(missing)], tmp_path)
+    else:
+        fast, base, _ = _both(missing, argv, tmp_path)
+    source = "--home" if by == "--home" else "$CONTINUITY_HOME"
+    fix = f" --home {missing}" if by == "--home" else ""
+    said = (
+        f"continuity: no workspace at {missing}: {source} names a folder that does not exist "
+        f"(nothing has been imported there); check {source}, or import into it: "
+        f"`continuity import PATH...{fix}`\n"
+    )
+    assert (fast.returncode, fast.stdout, fast.stderr.decode()) == (2, b"", said)
+    assert (base.returncode, base.stdout, base.stderr.decode()) == (2, b"", said)
+    assert not (tmp_path / "no").exists()
 
 
 def test_expected_outputs_are_real(sample: Path, tmp_path: Path):
@@ -698,10 +735,43 @@ def test_search_asks_the_daemon_for_the_count_the_command_shows(
         fast, "_daemon_search", lambda home, body, config: sent.append(body) or ([], None)
     )
     given = {"--json", *values}
+    (tmp_path / "ws").mkdir()  # search only reads: an absent workspace is an error first
     with pytest.raises(fast._Unsure):  # no hit, no word from the daemon: the command says
         fast._search(["export"], given, {"--home": str(tmp_path / "ws"), **values})
     assert [b["limit"] for b in sent] == [asked]
     assert fast.MAX_HITS == MAX_HITS
+
+
+def test_search_n_0_as_the_daemons_client_says_when_it_stopped_at_500(
+    sample: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture
+):
+    """``-n 0`` that got 500 hits from the daemon: the note the command prints
+    (``cli.commands.browse``; ``tests/cli/test_usage_rules.py`` runs it on 501 rows)."""
+    import json
+
+    from continuity.cli import fast
+
+    hit = json.loads(
+        subprocess.run(
+            [sys.executable, "-c", BASELINE, "search", "export", "--json", "-n", "1"],
+            env=_env(sample),
+            check=True,
+            capture_output=True,
+        ).stdout
+    )
+    monkeypatch.setattr(
+        fast, "_daemon_search", lambda home, body, config: ([dict(hit)] * body["limit"], None)
+    )
+    home = {"--home": str(sample)}
+    assert fast._search(["export"], {"--json"}, {**home, "-n": "0"}) == 0
+    out, err = capsys.readouterr()
+    assert len(out.splitlines()) == 500
+    assert err == (
+        "note: 500 hits shown, the most search prints (-n 0); more may match: narrow it with "
+        "--here, --project, --harness, --since, --until, --role or --tool\n"
+    )
+    assert fast._search(["export"], set(), {**home, "-n": "500"}) == 0
+    assert capsys.readouterr().err == ""
 
 
 @pytest.fixture(scope="module")

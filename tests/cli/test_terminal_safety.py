@@ -260,6 +260,7 @@ def test_a_workspace_path_is_printed_escaped(monkeypatch, capsys, tmp_path, argv
 def test_an_error_line_is_printed_escaped(monkeypatch, capsys, tmp_path, argv):
     """An error naming what the user typed (a path, an option, a key) shows its control and
     bidi characters escaped: usage errors (Click's) and the CLI's own errors alike."""
+    (tmp_path / "ws").mkdir()  # show only reads: without a workspace it says that first
     code, out, err = run_main(monkeypatch, capsys, *argv, "--home", tmp_path / "ws")
     assert code != 0
     assert _raw_ones(out) == [] and _raw_ones(err) == [], err

@@ -198,6 +198,7 @@ def test_json_costs_are_rounded_to_a_millionth_of_a_dollar():
 
 def test_an_empty_workspace_says_nothing_is_imported(tmp_path, monkeypatch, capsys):
     """Fresh-user review item 7: it said "no usage recorded in that range" with no range."""
+    (tmp_path / "ws").mkdir()  # an empty workspace (an absent one is an error: it only reads)
     code, out, err = run_main(monkeypatch, capsys, "usage", "--home", tmp_path / "ws")
     assert code == 0
     assert out == ""

@@ -160,3 +160,130 @@ def test_a_bad_value_found_inside_a_command_is_a_usage_error(
     assert err.startswith(f"error: {what}"), err
     assert err.rstrip("\n").endswith(f"(see {where} --help)"), err
     assert not (tmp_path / "ws").exists()
+
+
+@pytest.mark.parametrize(
+    ("args", "said"),
+    [
+        (
+            ["search", "-phoenix"],
+            "error: No such option: -p; to search for text that starts with '-', put -- "
+            "before it: `continuity search -- -phoenix` (see continuity search --help)",
+        ),
+        (
+            ["recall", "-phoenix", "--json"],
+            "error: No such option: -p; to recall text that starts with '-', put -- before "
+            "it: `continuity recall --json -- -phoenix` (see continuity recall --help)",
+        ),
+        (  # the options given stay before --, the global --home where it was
+            ["--home", "/w s", "search", "-n", "5", "-x y"],
+            "error: No such option: -x; to search for text that starts with '-', put -- "
+            "before it: `continuity --home '/w s' search -n 5 -- '-x y'` "
+            "(see continuity search --help)",
+        ),
+        (  # -n took "ope" as its value
+            ["search", "-nope"],
+            "error: Invalid value for '-n' / '--count': must be a whole number from 0 to 500 "
+            "(got 'ope'); to search for text that starts with '-', put -- before it: "
+            "`continuity search -- -nope` (see continuity search --help)",
+        ),
+        (  # a QUERY given already: the word is no QUERY, no hint
+            ["search", "export", "-x"],
+            "error: No such option: -x (see continuity search --help)",
+        ),
+        (  # a long option is an option mistyped
+            ["search", "--phoenix"],
+            "error: No such option: --phoenix (Possible options: --home) "
+            "(see continuity search --help)",
+        ),
+        (  # not a command with a QUERY
+            ["sessions", "-x"],
+            "error: No such option: -x (see continuity sessions --help)",
+        ),
+    ],
+    ids=lambda v: " ".join(v) if isinstance(v, list) else "",
+)
+def test_a_query_starting_with_a_dash_is_told_to_follow_double_dash(
+    monkeypatch, capsys, args, said
+):
+    """Fresh-user review: ``search -phoenix`` said only "No such option: -p". For search and
+    recall the error shows the command that searches for it, the word after ``--``."""
+    code, out, err = run_main(monkeypatch, capsys, *args)
+    assert (code, out, err) == (2, "", said + "\n")
+
+
+def test_the_command_the_hint_shows_searches_for_the_word(monkeypatch, capsys, tmp_path):
+    home = tmp_path / "ws"
+    code, _out, err = run_main(
+        monkeypatch, capsys, "remember", "run it with -phoenix to rise again", "--home", home
+    )
+    assert code == 0, err
+    code, out, _err = run_main(monkeypatch, capsys, "recall", "--home", home, "--", "-phoenix")
+    assert code == 0 and "run it with -phoenix to rise again" in out
+
+
+def _many_rows(path, n: int) -> None:
+    """A pi session file of ``n`` user rows, each holding the word "phoenix"."""
+    import json
+
+    lines = [
+        {
+            "type": "session",
+            "version": 3,
+            "id": "01a2354d-2a28-75c5-9931-4e663de40000",
+            "timestamp": "2026-12-02T05:49:39.241Z",
+            "cwd": "/home/dev/projects/many",
+        }
+    ]
+    for i in range(n):
+        lines.append(
+            {
+                "type": "message",
+                "id": f"m{i:07d}",
+                "parentId": f"m{i - 1:07d}" if i else None,
+                "timestamp": "2026-12-02T05:49:44.400Z",
+                "message": {
+                    "role": "user",
+                    "content": [{"type": "text", "text": f"phoenix rises again {i}"}],
+                    "timestamp": 1796190584373,
+                },
+            }
+        )
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+
+
+CAPPED = (
+    "note: 500 hits shown, the most search prints (-n 0); more may match: narrow it with "
+    "--here, --project, --harness, --since, --until, --role or --tool\n"
+)
+
+
+@pytest.mark.parametrize("as_json", [False, True])
+def test_search_n_0_says_when_it_stopped_at_500(monkeypatch, capsys, tmp_path, as_json):
+    """Fresh-user review: ``search -n 0`` (all) stopped at 500 hits without a word. It still
+    prints at most 500 (the one -n rule: 0 = all, up to the command's most) and says so on
+    stderr when it found that many; -n 500 asked for 500, and fewer say nothing."""
+    _many_rows(tmp_path / "many.jsonl", 501)
+    home = tmp_path / "ws"
+    code, _out, err = run_main(
+        monkeypatch, capsys, "import", "--no-embed", tmp_path / "many.jsonl", "--home", home
+    )
+    assert code == 0, err
+    json_flag = ["--json"] if as_json else []
+    search = ["search", "phoenix", "--mode", "words", "--home", home, *json_flag]
+    code, out, err = run_main(monkeypatch, capsys, *search, "-n", "0")
+    hits = 500 * (2 if as_json else 1)  # --json: the text and the snippet of each hit
+    assert (code, err) == (0, CAPPED)
+    assert out.count("phoenix rises again") == hits
+    code, out, err = run_main(monkeypatch, capsys, *search, "-n", "500")
+    assert (code, err) == (0, "") and out.count("phoenix rises again") == hits
+    code, out, err = run_main(monkeypatch, capsys, *search, "-n", "0", "--since", "2027-01-01")
+    assert code == 1 and "note:" not in err
+
+
+def test_the_count_help_says_what_0_means(monkeypatch, capsys):
+    code, out, _err = run_main(monkeypatch, capsys, "search", "--help")
+    assert code == 0
+    assert "0 = all, up to 500: a note on stderr says when 500 were found and more may" in (
+        " ".join(out.split())
+    )

@@ -64,7 +64,8 @@ class _Root(LazyGroup):
             if isinstance(exc, getattr(click, "NoArgsIsHelpError", ())):
                 exc.show()  # `continuity` alone, a group alone: the help, as before
             else:
-                sys.stderr.write(usage_error_line(exc) + "\n")
+                words = list(args) if args is not None else sys.argv[1:]
+                sys.stderr.write(usage_error_line(exc, dash_query_hint(exc, words)) + "\n")
             sys.exit(exc.exit_code)
         except click.ClickException as exc:
             exc.show()
@@ -79,17 +80,72 @@ class _Root(LazyGroup):
         sys.exit(rv if isinstance(rv, int) and not isinstance(rv, bool) else 0)
 
 
-def usage_error_line(exc: Any) -> str:
-    """One line for a Click usage error (issue 45 item 8): ``error: <message> (see
+def usage_error_line(exc: Any, hint: str = "") -> str:
+    """One line for a Click usage error (issue 45 item 8): ``error: <message><hint> (see
     continuity CMD --help)``, CMD the command whose usage it is (none for the root); line
     breaks in the message become spaces; control and bidi characters (an option or path the
-    user typed) their visible escapes, as every line the CLI prints (issue 45)."""
+    user typed) their visible escapes, as every line the CLI prints (issue 45). ``hint``:
+    text after the message (``dash_query_hint``)."""
     from continuity.core.text import CONTROL_ESCAPES
 
-    message = " ".join(exc.format_message().split()).rstrip(".").translate(CONTROL_ESCAPES)
+    message = " ".join(exc.format_message().split()).rstrip(".") + hint
     ctx = getattr(exc, "ctx", None)
     where = ctx.command_path if ctx is not None else "continuity"
-    return f"error: {message} (see {where} --help)"
+    return f"error: {message.translate(CONTROL_ESCAPES)} (see {where} --help)"
+
+
+#: The commands whose QUERY may start with ``-`` (``dash_query_hint``), with the verb the
+#: hint uses.
+QUERY_VERBS = {"search": "search for", "recall": "recall"}
+
+
+def dash_query_hint(exc: Any, words: list[str]) -> str:
+    """``; to search for text that starts with '-', put -- before it: `continuity search --
+    -phoenix``` when Click's usage error ``exc`` of ``search`` or ``recall`` came from a
+    QUERY starting with ``-`` that Click read as short options (fresh-user review: ``search
+    -phoenix`` said only "No such option: -p"; ``search -nope`` took ``ope`` as ``-n``'s
+    value). ``words``: the command line after ``continuity``. The command shown is that line
+    with the word moved after ``--``, and is given only when it parses with the word as the
+    QUERY and nothing left over; else ``""``."""
+    import shlex
+
+    click = sys.modules[typer.BadParameter.__module__]
+    ctx = getattr(exc, "ctx", None)
+    if ctx is None or ctx.info_name not in QUERY_VERBS or ctx.info_name not in words:
+        return ""
+    at = words.index(ctx.info_name)
+    own = words[at + 1 :]
+    own = own[: own.index("--")] if "--" in own else own
+    # the short options the word starts with; ``glued``: one that takes a value glued on
+    if isinstance(exc, click.NoSuchOption) and not exc.option_name.startswith("--"):
+        starts, glued = [exc.option_name], False
+    elif (
+        isinstance(exc, click.BadParameter)
+        and getattr(exc.param, "param_type_name", None) == "option"
+    ):
+        starts, glued = [o for o in exc.param.opts if not o.startswith("--")], True
+    else:
+        return ""
+    for i, word in enumerate(own):
+        if word.startswith("--") or not any(
+            word.startswith(o) and (word != o or not glued) for o in starts
+        ):
+            continue
+        rest = own[:i] + own[i + 1 :]
+        try:  # the command shown must parse: this word the QUERY, nothing left over
+            tried = ctx.command.make_context(
+                ctx.info_name, [*rest, "--", word], parent=ctx.parent, resilient_parsing=True
+            )
+        except click.ClickException:
+            return ""
+        if tried.params.get("query") != word or tried.args:
+            return ""
+        line = shlex.join(["continuity", *words[:at], ctx.info_name, *rest, "--", word])
+        return (
+            f"; to {QUERY_VERBS[ctx.info_name]} text that starts with '-', put -- before it: "
+            f"`{line}`"
+        )
+    return ""
 
 
 app = typer.Typer(

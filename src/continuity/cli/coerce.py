@@ -16,14 +16,18 @@ the common cases itself, exactly as the adapter would:
 
 Anything else (an out-of-range number, a negative one, an enum choice, a path, a list, a
 parser's usage error) goes to Typer's own adapter, built then: the same value, or the same
-error message and exit code. A Typer without this hook (``_TyperParameter.get_runtime_param``)
-is left alone. ``tests/cli/test_coerce.py`` compares both for every parameter of every
-command.
+usage error (exit 2), worded as the CLI words its errors (``plain_reason``: the allowed values
+in plain words, ``must be a whole number from 0 to 500 (got '501')``, where pydantic said
+"Input should be less than or equal to 500"). A Typer without this hook
+(``_TyperParameter.get_runtime_param``) is left alone. ``tests/cli/test_coerce.py`` compares
+both for every parameter of every command.
 """
 
 from __future__ import annotations
 
-from typing import Any, get_args, get_origin
+from collections.abc import Mapping
+from types import NoneType, UnionType
+from typing import Any, Union, get_args, get_origin
 
 #: The answer "not a common case: ask Typer's adapter".
 _ASK = object()
@@ -104,7 +108,65 @@ class FastRuntimeParam:
             done = self.fast(value)
             if done is not _ASK:
                 return done
-        return self.real().coerce(value, param=param, ctx=ctx)
+        from typer import BadParameter
+
+        try:
+            return self.real().coerce(value, param=param, ctx=ctx)
+        except BadParameter as exc:
+            from pydantic import ValidationError  # loaded already: the adapter raised it
+
+            if not isinstance(exc.__cause__, ValidationError):
+                raise
+            found = exc.__cause__.errors()
+            if not found:
+                raise
+            reason = plain_reason(found[0], value, self.descriptor.annotation, self.min, self.max)
+            raise BadParameter(reason, ctx=ctx, param=param) from None
+
+
+#: pydantic error types of a number that is not one, or out of the parameter's range.
+_NUMBER_ERRORS = frozenset(
+    {
+        "int_parsing",
+        "int_type",
+        "int_from_float",
+        "float_parsing",
+        "float_type",
+        "finite_number",
+        "greater_than_equal",
+        "greater_than",
+        "less_than_equal",
+        "less_than",
+    }
+)
+
+
+def plain_reason(
+    error: Mapping[str, Any], value: Any, annotation: Any, low: Any = None, high: Any = None
+) -> str:
+    """The reason of a usage error for one pydantic error dict (``ValidationError.errors()``)
+    of a parameter typed ``annotation`` (``int``, ``float``, optional or not) with the range
+    ``low``..``high`` (None: unbounded), given ``value``: for a number, the allowed values in
+    plain words and the value given (``must be a whole number from 0 to 1,000,000 (got
+    '-1')``,
+    ``must be a number (got 'x')``); anything else in this project's words
+    (``core.errors.validation_message``: an enum's ``'bogus' is not one of 'a', 'b'``).
+    Click puts ``Invalid value for '-n' / '--count':`` before it (fresh-user review: pydantic's
+    "Input should be less than or equal to 500" reached users)."""
+    from continuity.core.errors import validation_message
+
+    if get_origin(annotation) in (Union, UnionType):  # ``int | None``: the number
+        annotation = next((a for a in get_args(annotation) if a is not NoneType), annotation)
+    if error.get("type") not in _NUMBER_ERRORS or annotation not in (int, float):
+        return validation_message(error)
+    what = "a whole number" if annotation is int else "a number"
+    if low is not None and high is not None:
+        what += f" from {low:,} to {high:,}"
+    elif low is not None:
+        what += f", {low:,} or more"
+    elif high is not None:
+        what += f", {high:,} or less"
+    return f"must be {what} (got {value!r})"
 
 
 def install(param: Any) -> None:

@@ -55,6 +55,8 @@ COMMANDS: dict[str, tuple[frozenset[str], frozenset[str]]] = {
         ),
     ),
 }
+#: ``recall``'s bound (``cli.commands.memory.RECALL_MOST``).
+RECALL_MOST = 100
 #: ``search``'s choices, bound and default (``cli.commands.browse``: ``MODES``, ``--role``,
 #: ``MAX_HITS``, ``--count``'s default).
 SEARCH_MODES, SEARCH_ROLES, MAX_HITS, SEARCH_HITS = (
@@ -135,19 +137,33 @@ def _home(values: dict[str, str]) -> str | None:
     return home
 
 
+def _read_home(values: dict[str, str]) -> str | None:
+    """``_home`` for a command that only reads: also, as ``common.open_workspace(home,
+    read_only=True)`` checks it when the command opens its store, a workspace named by
+    ``--home`` or ``$CONTINUITY_HOME`` must exist (``core.config.existing_home``:
+    ``InputError``), none is created."""
+    from continuity.core.config import existing_home
+
+    home = _home(values)
+    existing_home(home)
+    return home
+
+
 def _client_home(values: dict[str, str]) -> tuple[str | None, str | None]:
     """``_home`` for a client of the daemon: ``--home`` and the path of its ``config.toml``
     when there is one, which the daemon reads for the client (``_daemon_post``: ``tomllib``
     is 10 ms of the client's start, issue 43 goal 3); the workspace and a ``config.toml``
     that is no file are checked here (``ConfigError``), as is everything when there is no
-    file to read."""
-    from continuity.core.config import check_config, config_text_path, home_folder
+    file to read; then, as ``_read_home``, a workspace named by ``--home`` or
+    ``$CONTINUITY_HOME`` must exist (``InputError``): search and recall only read."""
+    from continuity.core.config import check_config, config_text_path, existing_home, home_folder
 
     home = values.get("--home")
     home_folder(home)
     config = config_text_path(home)
     if config is None:
         check_config(home)
+    existing_home(home)
     return home, config
 
 
@@ -211,7 +227,7 @@ def _sessions(args: list[str], given: set[str], values: dict[str, str]) -> int:
 
         if not plain_stdout():
             raise _Unsure
-    home = _home(values)
+    home = _read_home(values)
     project = None
     if "--project" in values:
         from pathlib import Path
@@ -272,7 +288,7 @@ def _show(args: list[str], given: set[str], values: dict[str, str]) -> int:
 
         if not plain_stdout():
             raise _Unsure
-    home = _home(values)
+    home = _read_home(values)
     store = _lite_store(home)
     try:
         # ``api.Workspace.show`` without ``api.workspace`` (it loads ``typing``) nor the
@@ -329,7 +345,7 @@ def _continue(args: list[str], given: set[str], values: dict[str, str]) -> int:
 
         if not plain_stdout():
             raise _Unsure
-    home = _home(values)
+    home = _read_home(values)
     store = _lite_store(home)
     try:
         # ``api.Workspace.continuation`` without the ``api.results`` types (their to_dict()
@@ -550,9 +566,21 @@ def _search(args: list[str], given: set[str], values: dict[str, str]) -> int:
         for hit in hits:
             buffer.write(json_terminal_safe_bytes(orjson.dumps(hit)) + b"\n")
         buffer.flush()
+        _capped_note("search", limit, len(hits), MAX_HITS, "hits")
         return 0
     _write_lines(line for hit in hits for line in search_hit_lines(hit))
+    _capped_note("search", limit, len(hits), MAX_HITS, "hits")
     return 0
+
+
+def _capped_note(command: str, limit: int | None, found: int, most: int, what: str) -> None:
+    """The note ``search`` and ``recall`` print on stderr when ``-n 0`` found ``most``
+    results, as many as the command prints (``cli.lines.capped_note``; ``cli.commands.browse``
+    and ``cli.commands.memory`` say the same)."""
+    if limit == 0 and found >= most:
+        from continuity.cli.lines import capped_note
+
+        _note(capped_note(command, most, what))
 
 
 def _settings_overridden() -> bool:
@@ -650,7 +678,7 @@ def _recall(args: list[str], given: set[str], values: dict[str, str]) -> int:
 
     if len(args) != 1 or not args[0].strip() or ("-n" in values and "--limit" in values):
         raise _Unsure
-    limit = _number(values.get("-n", values.get("--limit")), 0, 100)
+    limit = _number(values.get("-n", values.get("--limit")), 0, RECALL_MOST)
     as_json = "--json" in given
     if not as_json:
         from continuity.cli.output import plain_stdout
@@ -665,7 +693,7 @@ def _recall(args: list[str], given: set[str], values: dict[str, str]) -> int:
         "/api/recall",
         {
             "query": args[0],
-            "limit": 10 if limit is None else limit or 100,
+            "limit": 10 if limit is None else limit or RECALL_MOST,
             "expand": "--expand" in given,
             "type": values.get("--type"),
             "near": os.getcwd(),
@@ -682,6 +710,7 @@ def _recall(args: list[str], given: set[str], values: dict[str, str]) -> int:
         from continuity.cli.output import emit_json
 
         emit_json(found)
+        _capped_note("recall", limit, len(results), RECALL_MOST, "memories")
         return 0 if results else 1
     from continuity.cli.lines import no_memory_message, recall_lines, shown
     from continuity.core.text import CONTROL_ESCAPES
@@ -691,6 +720,7 @@ def _recall(args: list[str], given: set[str], values: dict[str, str]) -> int:
         sys.stderr.flush()
     sys.stdout.write("".join(shown(line) + "\n" for line in recall_lines(found)))
     sys.stdout.flush()
+    _capped_note("recall", limit, len(results), RECALL_MOST, "memories")
     return 0 if results else 1
 
 

@@ -332,6 +332,24 @@ def recall_lines(found: dict[str, Any]) -> list[str]:
     return lines
 
 
+#: What ``search`` and ``recall`` may narrow by, for the note of a capped ``-n 0``.
+NARROW_BY = {
+    "search": "--here, --project, --harness, --since, --until, --role or --tool",
+    "recall": "--type or --tag",
+}
+
+
+def capped_note(command: str, shown: int, what: str) -> str:
+    """What ``continuity search`` (``recall``) says on standard error when ``-n 0`` (all)
+    found as many ``what`` (hits, memories) as it prints at most, ``shown``: more may match,
+    and how to narrow it (``NARROW_BY``). Fresh-user review: ``-n 0`` stopped at 500 without
+    a word."""
+    return (
+        f"note: {shown} {what} shown, the most {command} prints (-n 0); more may match: "
+        f"narrow it with {NARROW_BY[command]}"
+    )
+
+
 def no_memory_message(query: str) -> str:
     """What ``continuity recall`` says on standard error when no memory matches ``query``
     (``redaction.funnel.shown_query``: a long one cut, a secret not shown)."""

@@ -15,7 +15,7 @@ from __future__ import annotations
 import os
 
 from continuity.core import paths
-from continuity.core.errors import ConfigError, validation_message
+from continuity.core.errors import ConfigError, InputError, validation_message
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # pydantic costs ~50 ms to import; only ``load_section`` needs it; no
@@ -61,6 +61,30 @@ def home_folder(home: str | os.PathLike[str] | None = None) -> str:
 
     return _folder(
         user_data_dir("continuity", appauthor=False), "the default workspace", expand=False
+    )
+
+
+def existing_home(home: str | os.PathLike[str] | None = None) -> str:
+    """``home_folder(home)`` for a command that only reads (``sessions``, ``show``,
+    ``search``...): a workspace named by ``--home`` or ``$CONTINUITY_HOME`` must be a folder
+    that exists (fresh-user review: ``sessions --home /typo`` made an empty workspace there
+    and listed nothing, as if the sessions were gone). Raises ``InputError`` (exit 2) naming
+    the folder, where it was named, and the two fixes; ``ConfigError`` as ``home_folder``.
+    Not checked: the default workspace (a new user's first ``sessions`` says to import
+    something; the folder is made as by any command) and a workspace whose database is
+    ``$CONTINUITY_DATABASE_URL`` (the folder holds no database to miss)."""
+    folder = home_folder(home)
+    if os.environ.get("CONTINUITY_DATABASE_URL") or paths.exists(folder):
+        return folder
+    if home:
+        source = "--home"
+    elif os.environ.get("CONTINUITY_HOME"):
+        source = "$CONTINUITY_HOME"
+    else:
+        return folder
+    raise InputError(
+        f"no workspace at {folder}: {source} names a folder that does not exist (nothing has "
+        f"been imported there); check {source}, or import into it: `continuity import PATH...`"
     )
 
 

@@ -37,7 +37,8 @@ from continuity.core.errors import InputError
 from continuity.core.model import MAX_SEQ
 from continuity.core.text import json_terminal_safe_bytes
 
-#: The most hits ``search`` prints (``-n 0``: all of them up to this).
+#: The most hits ``search`` prints (``-n 0``: all of them up to this, with a note when it
+#: found this many: ``cli.lines.capped_note``).
 MAX_HITS = 500
 
 
@@ -93,7 +94,7 @@ def search_cmd(
         "alone (local embeddings). Without the semantic extra every mode "
         "ranks by words.",
     ),
-    limit: int = count_option(20, "hits", maximum=MAX_HITS),
+    limit: int = count_option(20, "hits", maximum=MAX_HITS, capped=True),
     team: bool = typer.Option(
         False,
         "--team",
@@ -122,7 +123,7 @@ def search_cmd(
     if team:
         from continuity.cli.commands.team import team_search_out
 
-        team_search_out(home, query, limit or MAX_HITS, as_json)
+        _capped(limit, team_search_out(home, query, limit or MAX_HITS, as_json))
         return
     with open_workspace(home, read_only=True) as ws:
         hits = ws.search(
@@ -155,6 +156,7 @@ def search_cmd(
         buffer.flush()
         if not hits:
             raise typer.Exit(EXIT_NO_MATCH)
+        _capped(limit, len(hits))
         return
     if not hits:
         from continuity.browse.search import no_match_message
@@ -174,6 +176,16 @@ def search_cmd(
         )
         out.print(body)
         out.print(Text.assemble(*hint))
+    _capped(limit, len(hits))
+
+
+def _capped(limit: int, found: int) -> None:
+    """``-n 0`` that found ``MAX_HITS`` hits, as many as ``search`` prints: the note saying
+    more may match (``cli.lines.capped_note``; the daemon's client says the same)."""
+    if limit == 0 and found >= MAX_HITS:
+        from continuity.cli.lines import capped_note
+
+        err.print(capped_note("search", MAX_HITS, "hits"), markup=False, highlight=False)
 
 
 def export_cmd(

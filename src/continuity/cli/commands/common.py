@@ -262,18 +262,28 @@ def count_option(
     *,
     flags: tuple[str, ...] = ("-n", "--count"),
     maximum: int = MAX_COUNT,
+    capped: bool = False,
 ) -> Any:
     """The ``-n`` option of a listing, one rule everywhere (issue 20): a whole number from 0
     to ``maximum`` (``MAX_COUNT``), where 0 means all; anything else, a negative number or one
-    too large (``9223372036854775808``), is a usage error naming ``-n`` (exit 2)."""
+    too large (``9223372036854775808``), is a usage error naming ``-n`` (exit 2). ``capped``:
+    the command prints at most ``maximum`` however many match (``search``: 500, ``recall``:
+    100), so 0 means all up to it, and the command says on stderr when it found that many
+    (``cli.lines.capped_note``); the help says so."""
     shown = "all" if default in (None, 0) else str(default)
+    zero = (
+        f"0 = all, up to {maximum:,}: a note on stderr says when {maximum:,} were found "
+        "and more may match"
+        if capped
+        else f"0 = all; at most {maximum:,}"
+    )
     return typer.Option(
         default or 0,
         *flags,
         min=0,
         max=maximum,
         show_default=False,
-        help=f"How many {what} (default {shown}; 0 = all; at most {maximum:,}).",
+        help=f"How many {what} (default {shown}; {zero}).",
     )
 
 
@@ -307,22 +317,53 @@ def parse_option_time(value: str, option: str, *, now: Any = None) -> Any:
 def open_cli_store(home: Path | None, *, read_only: bool = False):
     """The store of the workspace (or ``$CONTINUITY_DATABASE_URL``), as a context manager;
     ``read_only`` (commands that only read) opens the database of a workspace that cannot be
-    written read-only instead of failing (``continuity.store.open_store``)."""
+    written read-only instead of failing (``continuity.store.open_store``), and a workspace
+    named by ``--home`` or ``$CONTINUITY_HOME`` must exist: such a command creates none
+    (``core.config.existing_home``: ``InputError``, exit 2)."""
     from continuity.store import open_store
 
+    if read_only:
+        from continuity.core.config import existing_home
+
+        existing_home(home)
     return open_store(database_url(home), read_only=read_only)
 
 
 def open_workspace(home: Path | None, *, read_only: bool = False) -> Any:
     """The ``continuity.Workspace`` of ``--home`` (or the default workspace), its database
     opened at first use; a context manager that closes it. ``read_only`` as
-    ``open_cli_store``'s, and then also ``fast_read`` (``store.lite``). Every command that
-    has a ``Workspace`` method calls it (issue 46: the CLI and the library give the same
-    answers)."""
+    ``open_cli_store``'s (an absent workspace named by ``--home`` or ``$CONTINUITY_HOME`` is
+    an ``InputError``, none is created), and then also ``fast_read`` (``store.lite``). Every
+    command that has a ``Workspace`` method calls it (issue 46: the CLI and the library give
+    the same answers)."""
+    if read_only:  # a command that only reads reads through sqlite3 where it can (issue 43)
+        return _reading_workspace()(home, read_only=True, fast_read=True)
     from continuity.api.workspace import Workspace
 
-    # a command that only reads reads through sqlite3 where it can (store.lite, issue 43)
-    return Workspace(home, read_only=read_only, fast_read=read_only)
+    return Workspace(home)
+
+
+_READING: list[Any] = []
+
+
+def _reading_workspace() -> Any:
+    """The ``Workspace`` class of ``open_workspace(home, read_only=True)``, made on first use
+    (``api.workspace`` is not imported with this module): its ``store()`` first checks that a
+    workspace named by ``--home`` or ``$CONTINUITY_HOME`` exists (``core.config.existing_home``:
+    ``InputError``, exit 2; none is created), when the store is first opened, so a command's
+    own usage errors (a ``--since`` that is no time) still come first."""
+    if not _READING:
+        from continuity.api.workspace import Workspace
+        from continuity.core.config import existing_home
+
+        class ReadingWorkspace(Workspace):
+            def store(self) -> Any:
+                if self._store is None and not self._closed:
+                    existing_home(self._home)
+                return super().store()
+
+        _READING.append(ReadingWorkspace)
+    return _READING[0]
 
 
 def resolve_session(store: Any, name: str) -> str:

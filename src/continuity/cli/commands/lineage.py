@@ -148,7 +148,7 @@ def lineage_cmd(
     Exits 7 when an artifact is missing or fails its check (after showing the lineage)."""
     from continuity.lineage.report import session_lineage
 
-    with open_cli_store(home) as store:
+    with open_cli_store(home, read_only=True) as store:  # only reads: creates no workspace
         found = store.get_transcripts([session], "default")
         key = session if session in found else resolve_session(store, session)
         view = session_lineage(store, key, home=home)

@@ -26,6 +26,10 @@ from continuity.cli.commands.common import (
 )
 from continuity.core.errors import InputError
 
+#: The most memories ``recall`` prints (``-n 0``: all of them up to this, with a note when it
+#: found this many: ``cli.lines.capped_note``; ``Workspace.recall`` takes 1..100).
+RECALL_MOST = 100
+
 
 def _iso(value) -> str | None:
     return value.isoformat().replace("+00:00", "Z") if value else None
@@ -168,7 +172,7 @@ def recall_cmd(
         False, "--expand", help="Also print the sanitized transcript of each result's session."
     ),
     limit: int = count_option(
-        10, "memories (recall gives at most 100)", flags=("-n", "--limit"), maximum=100
+        10, "memories", flags=("-n", "--limit"), maximum=RECALL_MOST, capped=True
     ),
     type_: str | None = typer.Option(None, "--type", help="Only memories of this type."),
     tags: list[str] = typer.Option([], "--tag", help="Only memories with this tag (repeatable)."),
@@ -181,11 +185,16 @@ def recall_cmd(
     (an empty QUERY)."""
     # issue 40: ranked by words and meaning; issue 45 item 8: only reads
     with open_workspace(home, read_only=True) as ws:
-        found = ws.recall(query, limit=limit or 100, expand=expand, type=type_, tags=tags)
+        found = ws.recall(query, limit=limit or RECALL_MOST, expand=expand, type=type_, tags=tags)
+    from continuity.cli.lines import capped_note
+
+    capped = limit == 0 and len(found.results) >= RECALL_MOST
     if as_json:
         emit_json(found.to_dict())
         if not found.results:
             raise typer.Exit(EXIT_NO_MATCH)
+        if capped:  # as the daemon's client says it (cli.fast)
+            err.print(capped_note("recall", RECALL_MOST, "memories"), markup=False)
         return
     from continuity.cli.lines import no_memory_message, recall_lines
 
@@ -197,6 +206,8 @@ def recall_cmd(
     sys.stdout.write("".join(shown(line) + "\n" for line in lines))  # issue 45 item 6
     if not found.results:
         raise typer.Exit(EXIT_NO_MATCH)
+    if capped:
+        err.print(capped_note("recall", RECALL_MOST, "memories"), markup=False)
 
 
 def register(app: typer.Typer) -> None:

@@ -491,9 +491,10 @@ def team_sessions_out(
         )
 
 
-def team_search_out(home: Path | None, query: str, limit: int, as_json: bool) -> None:
+def team_search_out(home: Path | None, query: str, limit: int, as_json: bool) -> int:
     """``search --team``: hits as JSON lines or a head line (session #seq, role, author @
-    machine, project, time) and the snippet; exit 1 when nothing matched."""
+    machine, project, time) and the snippet; exit 1 when nothing matched. Returns how many
+    hits it printed."""
     import sys
 
     import orjson
@@ -520,3 +521,4 @@ def team_search_out(home: Path | None, query: str, limit: int, as_json: bool) ->
             err.print(f"no team row matches {query!r}", markup=False)
     if not hits:
         raise typer.Exit(EXIT_NO_MATCH)
+    return len(hits)
