@@ -227,3 +227,33 @@ def test_downgrade_makes_every_frame_again_without_a_dictionary(db_url, small_tr
             assert len(content.encode()) < 256
         texts.append(content)
     assert texts == [blocks_to_json(e.blocks) for e in rows]
+
+
+def test_an_open_store_s_loader_is_kept_however_many_others_come_and_go(tmp_path, small_training):
+    """A long-lived process (the daemon) keeps its store open while it opens and closes others:
+    a dictionary another process trains later is still found through the open one; the
+    closed ones' loaders are dropped."""
+    from continuity.store import textdicts
+
+    url = f"sqlite:///{tmp_path / 'continuity.db'}"
+    with open_store(url) as kept:
+        for i in range(12):  # stores that come and go
+            with open_store(f"sqlite:///{tmp_path / f'other{i}.db'}"):
+                pass
+        import gc
+
+        gc.collect()
+        assert len(textdicts._loaders) <= 2  # the kept one, and at most the last one closed
+        # another store (as another process would) trains a dictionary in the same file
+        with open_store(url) as writer:
+            writer.upsert_session(Session(key="d", harness="t"))
+            writer.append("d", _rows(80, 0, seed=10))
+            writer.append("d", _rows(10, 160, seed=11))
+            d = writer.text_dict()
+        assert d is not None
+        rawcodec._known.pop(d.dict_id, None)  # as in a process that never saw it
+        del writer
+        gc.collect()
+        assert [e.text() for e in kept.entries("d")][-2:] == [
+            e.text() for e in _rows(10, 160, seed=11)
+        ][-2:]

@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import os
 import sqlite3
-import weakref
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import ExitStack, contextmanager, suppress
 from datetime import datetime
@@ -169,10 +168,8 @@ class LiteStore:
         self._stack: ExitStack | None = None
         #: kept secrets found inside a reading ``batch()``, written when it ends
         self._pending: list[dict[str, object]] = []
-        # revision 0032: the dictionaries of content frames (a weak reference: the loader
-        # does not keep this store, or its connection, open)
-        method = weakref.WeakMethod(self._load_text_dict)
-        textdicts.add_loader(lambda dict_id: method()(dict_id))  # type: ignore[misc]
+        # revision 0032: the dictionaries of content frames (held weakly)
+        textdicts.add_loader(self._load_text_dict)
 
     def _load_text_dict(self, dict_id: int) -> bytes | None:
         """``text_dicts.data`` of ``dict_id``, or None (``store.textdicts``' loader)."""

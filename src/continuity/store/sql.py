@@ -14,7 +14,6 @@ from __future__ import annotations
 import hashlib
 import os
 import threading
-import weakref
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime
@@ -208,19 +207,6 @@ def _chunks(items: Sequence[Any], size: int = _CHUNK) -> Iterator[Sequence[Any]]
         yield items[i : i + size]
 
 
-def _dict_loader(ref: weakref.ReferenceType[SqlStore]) -> Any:
-    """A ``store.textdicts`` loader of the store ``ref`` names that does not keep it alive
-    (raises ``LookupError`` once it is gone: the loader is skipped)."""
-
-    def load(dict_id: int) -> bytes | None:
-        store = ref()
-        if store is None:
-            raise LookupError("store closed")
-        return store._load_text_dict(dict_id)
-
-    return load
-
-
 def _on_connect_sqlite(dbapi_conn: Any, _record: Any) -> None:
     cur = dbapi_conn.cursor()
     cur.execute("PRAGMA busy_timeout=10000")  # first: switching to WAL can wait on a writer
@@ -263,7 +249,7 @@ class SqlStore(
         self._untrained: int | None = None
         if self.dialect == "sqlite":
             event.listen(engine, "connect", _on_connect_sqlite)
-        textdicts.add_loader(_dict_loader(weakref.ref(self)))
+        textdicts.add_loader(self._load_text_dict)  # held weakly
 
     # ------------------------------------------------------------------ plumbing
 
