@@ -161,7 +161,8 @@ def test_ctrl_c_stops_watch_with_exit_0(tmp_path):
     )
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
-        if len(json.loads(_run(["sessions", "--json"], env).stdout)) == 5:
+        listed = _run(["sessions", "--json"], env)  # exit 2 until watch made the workspace
+        if listed.returncode == 0 and len(json.loads(listed.stdout)) == 5:
             break
         time.sleep(0.5)
     time.sleep(1)  # inside the watcher's wait now
