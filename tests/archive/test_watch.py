@@ -159,15 +159,15 @@ def test_ctrl_c_stops_watch_with_exit_0(tmp_path):
         stderr=subprocess.PIPE,
         text=True,
     )
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        listed = _run(["sessions", "--json"], env)  # exit 2 until watch made the workspace
-        if listed.returncode == 0 and len(json.loads(listed.stdout)) == 5:
-            break
-        time.sleep(0.5)
-    time.sleep(1)  # inside the watcher's wait now
-    proc.send_signal(signal.SIGINT)
-    try:
+    try:  # a failure while waiting leaves no watch running
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            listed = _run(["sessions", "--json"], env)  # exit 2 until watch made the workspace
+            if listed.returncode == 0 and len(json.loads(listed.stdout)) == 5:
+                break
+            time.sleep(0.5)
+        time.sleep(1)  # inside the watcher's wait now
+        proc.send_signal(signal.SIGINT)
         code = proc.wait(timeout=20)
     finally:
         proc.kill()
