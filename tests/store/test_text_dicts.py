@@ -16,6 +16,7 @@ from hypothesis import given, settings, strategies as st
 from sqlalchemy import create_engine, select, text
 
 from continuity.core.codec import blocks_to_json
+from continuity.core.errors import StoreError
 from continuity.core.model import Entry, EntryKind, Role, Session, TextBlock, ToolResultBlock
 from continuity.store import open_store, rawcodec, schema as t
 from tests.conftest import BACKENDS
@@ -158,7 +159,7 @@ def test_decode_text_names_a_dictionary_no_store_holds():
     frame = rawcodec.encode_text("x" * 10 + " ".join(WORDS) * 5, d)
     assert frame is not None
     rawcodec._known.pop(d.dict_id, None)
-    with pytest.raises(ValueError, match=f"text dictionary {d.dict_id}"):
+    with pytest.raises(StoreError, match=f"text dictionary {d.dict_id}, which no open store"):
         rawcodec.decode_text(frame)
 
 
@@ -257,3 +258,28 @@ def test_an_open_store_s_loader_is_kept_however_many_others_come_and_go(tmp_path
         assert [e.text() for e in kept.entries("d")][-2:] == [
             e.text() for e in _rows(10, 160, seed=11)
         ][-2:]
+
+
+def test_a_lost_dictionary_is_a_store_error_naming_it_not_a_traceback(tmp_path, small_training):
+    """A database whose ``text_dicts`` row was lost (a damaged copy): ``show`` of a row framed
+    with it says which dictionary is missing and what to do, with the store's exit code 4."""
+    home = tmp_path / "h"
+    home.mkdir()
+    url = f"sqlite:///{home / 'continuity.db'}"
+    with open_store(url) as s:
+        s.upsert_session(Session(key="lost-dict", harness="claude-code"))
+        s.append("lost-dict", _rows(80, 0, seed=12))
+        s.append("lost-dict", _rows(10, 160, seed=13))
+        d = s.text_dict()
+        assert d is not None
+        with s._conn() as conn:
+            conn.execute(text("DELETE FROM text_dicts"))
+    done = subprocess.run(
+        [sys.executable, "-m", "continuity.cli.app", "show", "lost-dict", "--home", str(home)],
+        capture_output=True,
+        text=True,
+        env={k: v for k, v in __import__("os").environ.items() if k != "CONTINUITY_DATABASE_URL"},
+    )
+    assert done.returncode == 4, done.stderr
+    assert f"text dictionary {d.dict_id}, which no open store holds" in done.stderr
+    assert "Traceback" not in done.stderr

@@ -156,8 +156,12 @@ def _text_dict(dict_id: int) -> TextDict:
     if d is None:
         data = textdicts.load(dict_id)
         if data is None:
-            raise ValueError(
-                f"a row's content needs text dictionary {dict_id}, which no open store holds"
+            from continuity.core.errors import StoreError
+
+            raise StoreError(
+                f"a row's content needs text dictionary {dict_id}, which no open store holds "
+                "(its text_dicts row is gone: the database is damaged; restore it from a "
+                "backup, or import the sessions again into a new workspace)"
             )
         remember_text_dict(TextDict(data))
         d = _known[dict_id]
@@ -194,8 +198,8 @@ def encode_text(text: str, text_dict: TextDict | None = None) -> bytes | None:
 def decode_text(frame: bytes) -> str:
     """The content JSON ``encode_text`` compressed, with the dictionary its frame names (if
     any: from this process's known ones, else from the open stores). Raises
-    ``zstandard.ZstdError`` for a damaged frame, ``ValueError`` for a dictionary no store
-    holds."""
+    ``zstandard.ZstdError`` for a damaged frame, ``core.errors.StoreError`` (exit code 4)
+    for a dictionary no open store holds."""
     dict_id = zstandard.get_frame_parameters(frame).dict_id
     if not dict_id:
         return decode(frame, ZSTD).decode("utf-8", "surrogatepass")
