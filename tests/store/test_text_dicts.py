@@ -283,3 +283,26 @@ def test_a_lost_dictionary_is_a_store_error_naming_it_not_a_traceback(tmp_path, 
     assert done.returncode == 4, done.stderr
     assert f"text dictionary {d.dict_id}, which no open store holds" in done.stderr
     assert "Traceback" not in done.stderr
+
+
+def test_a_store_that_lost_its_dictionary_still_imports_new_rows(tmp_path, small_training):
+    """Fresh-user review: with the ``text_dicts`` row lost, importing a new session failed
+    (the training read the frames it could not decode) and said "import it again", which
+    could never help. It now trains a new dictionary on the rows it can read."""
+    url = f"sqlite:///{tmp_path / 'continuity.db'}"
+    with open_store(url) as s:
+        s.upsert_session(Session(key="a", harness="t"))
+        s.append("a", _rows(80, 0, seed=14))
+        s.append("a", _rows(80, 160, seed=15))  # 80 long rows with the dictionary
+        first = s.text_dict()
+        assert first is not None
+        with s._conn() as conn:
+            conn.execute(text("DELETE FROM text_dicts"))
+    rawcodec._known.pop(first.dict_id, None)
+    with open_store(url) as s:
+        s.upsert_session(Session(key="b", harness="t"))
+        new = _rows(80, 0, seed=16)
+        s.append("b", new)
+        assert [e.text() for e in s.entries("b")] == [e.text() for e in new]
+        second = s.text_dict()
+        assert second is not None and second.dict_id != first.dict_id

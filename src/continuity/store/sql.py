@@ -396,10 +396,14 @@ class SqlStore(
         ).all()
         if len(frames) < rawcodec.DICT_TRAIN_ROWS:
             return
+        # (a damaged store whose dictionary row was lost trains a new one on what it can read)
         samples: list[bytes] = []
         size = 0
         for (frame,) in frames:
-            data = rawcodec.decode_text(bytes(frame)).encode("utf-8", "surrogatepass")
+            try:
+                data = rawcodec.decode_text(bytes(frame)).encode("utf-8", "surrogatepass")
+            except StoreError:  # a frame of a dictionary the store lost: not a sample
+                continue
             samples.append(data)
             size += len(data)
             if size >= rawcodec.DICT_SAMPLE_BYTES:
