@@ -141,6 +141,66 @@ def test_fast_path_prints_what_typer_printed(sample: Path, tmp_path: Path, argv:
         assert loaded == ""  # the fast path ran: no Typer, Rich's console, SQLAlchemy, pydantic
 
 
+@pytest.mark.parametrize(
+    "argv",
+    [["sessions"], ["show", CLAUDE, "--json"], ["continue", CODEX], ["show", "nosuchsession"]],
+    ids=" ".join,
+)
+@pytest.mark.parametrize("spelling", ["--home", "--home="])
+def test_home_before_the_command_takes_the_fast_path(
+    sample: Path, tmp_path: Path, argv: list[str], spelling: str
+):
+    """Fresh-user review: ``continuity --home PATH sessions`` (the README's ``--home`` before
+    the command, as ``git -C``) ran every read command through Typer. It now prints what
+    ``sessions --home PATH`` prints, through the fast path."""
+    elsewhere = tmp_path / "elsewhere"  # CONTINUITY_HOME names another workspace
+    elsewhere.mkdir()
+    home = str(sample)
+    lead = [f"--home={home}"] if spelling == "--home=" else ["--home", home]
+    loaded = tmp_path / "loaded.txt"
+    fast = subprocess.run(
+        [sys.executable, "-c", FAST, *lead, *argv],
+        env=_env(elsewhere, LOADED=str(loaded)),
+        capture_output=True,
+        check=False,
+    )
+    base = subprocess.run(
+        [sys.executable, "-c", BASELINE, *argv, "--home", home],
+        env=_env(elsewhere),
+        capture_output=True,
+        check=False,
+    )
+    assert (fast.returncode, fast.stdout, fast.stderr) == (
+        base.returncode,
+        base.stdout,
+        base.stderr,
+    )
+    assert base.stdout or base.stderr
+    if fast.returncode == 0:  # (an error is printed by the CLI, as without --home first)
+        assert loaded.read_text() == ""  # the fast path ran
+
+
+def test_home_after_command_moves_only_a_leading_home():
+    from continuity.cli.hookcmd import home_after_command
+
+    assert home_after_command(["--home", "/w", "show", "k"]) == ["show", "--home", "/w", "k"]
+    assert home_after_command(["--home=/w", "search", "--", "-x"]) == [
+        "search",
+        "--home",
+        "/w",
+        "--",
+        "-x",
+    ]
+    unchanged = [
+        ["show", "k", "--home", "/w"],
+        ["--home", "/w", "show", "--home", "/v"],  # twice: left to the CLI's rule
+        ["--home", "sessions"],  # no path
+        [],
+    ]
+    for argv in unchanged:
+        assert home_after_command(argv) == argv
+
+
 @pytest.mark.parametrize("argv", TYPER_CASES, ids=" ".join)
 def test_what_the_fast_path_cannot_take_runs_as_before(
     sample: Path, tmp_path: Path, argv: list[str]
