@@ -212,6 +212,11 @@ def test_search_of_stop_words_only_says_why(home):
     PostgreSQL's english configuration) leaves common words out."""
     r = invoke("search", "AND or not", "--home", home)
     assert r.exit_code == 1 and "only common English words" in r.stderr
+    # with --json too: stdout holds JSON lines only, none here; the why goes to stderr
+    # (a fresh-user review: `search the --json` exited 1 with nothing said)
+    r = invoke("search", "the", "--json", "--home", home)
+    assert (r.exit_code, r.stdout) == (1, "")
+    assert r.stderr.startswith("no row matches 'the': it holds only common English words")
 
 
 def test_an_opencode_session_is_filtered_and_hinted_only_with_runnable_commands(tmp_path):

@@ -757,7 +757,8 @@ def test_search_without_a_daemon_or_a_match_searches_in_process(served: Path, tm
     for argv in (
         ["search", "and or not"],  # stop words only: the command says why
         ["search", "zzqq\x1b[31mxx"],  # a control character, shown as its escape
-        ["search", "zzqqxxnomatch", "--json"],  # nothing on either stream
+        ["search", "zzqqxxnomatch", "--json"],  # no JSON line; why, on stderr
+        ["search", "the", "--json"],
     ):
         fast, base, loaded = _both(served, argv, tmp_path)
         assert (fast.returncode, fast.stdout, fast.stderr) == (
@@ -766,6 +767,9 @@ def test_search_without_a_daemon_or_a_match_searches_in_process(served: Path, tm
             base.stderr,
         )
         assert fast.returncode == 1 and loaded == "", argv
+        assert fast.stderr.startswith(b"no row matches"), argv  # a review: --json said nothing
+        if "--json" in argv:
+            assert fast.stdout == b"", argv
     fast, base, loaded = _both(served, ["search", "zzqq:smile:xx"], tmp_path)
     assert (fast.returncode, fast.stderr) == (base.returncode, base.stderr)
     assert "typer" in loaded.split()  # a colon: the command says it (Rich's emoji codes)

@@ -260,3 +260,21 @@ def test_doctor_embeddings_fix_runs_as_printed(tmp_path, shared_data, monkeypatc
     done = invoke(*printed[0][1:])
     assert done.exit_code == 0, done.output
     assert check_embeddings(ws, daemon_up=False).status == "ok"
+
+
+def test_recall_refuses_a_type_remember_would_refuse(home):
+    """A fresh-user review: ``recall --type bogus`` ran and matched nothing while ``remember
+    --type bogus`` was refused; the filter takes the same types, case folded as remember
+    folds them."""
+    invoke("remember", "the build runs with make", "--type", "decision", "--home", home)
+    bad = invoke("recall", "build", "--type", "bogus", "--home", home)
+    from continuity.core.errors import InputError
+
+    assert isinstance(bad.exception, InputError) and InputError.exit_code == 2  # main's exit
+    assert str(bad.exception) == (
+        "type: must be one of 'fact', 'decision', 'constraint', 'preference', 'procedure', "
+        "'note' or 'rule' (got 'bogus')"
+    )
+    good = invoke("recall", "build", "--type", " Decision ", "--json", "--home", home)
+    assert good.exit_code == 0
+    assert [r["type"] for r in json.loads(good.stdout)["results"]] == ["decision"]

@@ -266,8 +266,8 @@ def import_cmd(
                 markup=False,
             )
         err.print(
-            f"{result.checkpoints_replayed} checkpoints replayed, "
-            f"{result.transcripts_written} transcripts written"
+            f"{counted(result.checkpoints_replayed, 'checkpoint')} replayed, "
+            f"{counted(result.transcripts_written, 'transcript')} written"
         )
         embedded = result.embedded
         if embedded is not None and (embedded.embedded or embedded.left):

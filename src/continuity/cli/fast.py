@@ -546,11 +546,10 @@ def _search(args: list[str], given: set[str], values: dict[str, str]) -> int:
         # as its console prints it; a colon could be an emoji code to Rich: the command says it
         if no_match is None or ":" in args[0]:
             raise _Unsure
-        if not as_json:
-            from continuity.core.text import CONTROL_ESCAPES
+        from continuity.core.text import CONTROL_ESCAPES
 
-            sys.stderr.write(no_match.translate(CONTROL_ESCAPES) + "\n")
-            sys.stderr.flush()
+        sys.stderr.write(no_match.translate(CONTROL_ESCAPES) + "\n")  # with --json too
+        sys.stderr.flush()
         return 1  # grep's: no row matched
     from continuity.cli.lines import search_hit_lines, with_home
 

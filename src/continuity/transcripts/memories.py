@@ -184,7 +184,7 @@ class RecallRequest(_Model):
 
     query: str = Field(min_length=1, max_length=2000)
     limit: int = Field(default=10, ge=1, le=100)
-    type: str | None = None
+    type: MemoryType | None = None
     tags: list[str] = Field(default_factory=list, max_length=20)
     source_id: str | None = Field(
         default=None, validation_alias=AliasChoices("source_id", "sourceId")
@@ -214,6 +214,13 @@ class RecallRequest(_Model):
     @classmethod
     def _one_tag(cls, value: Any) -> Any:
         return [value] if isinstance(value, str) else value
+
+    @field_validator("type", mode="before")
+    @classmethod
+    def _type_folded(cls, value: Any) -> Any:
+        # as remember folds it: a type remember would refuse is refused here too
+        # (fresh-user review: `recall --type bogus` ran and matched nothing)
+        return value.strip().lower() if isinstance(value, str) else value
 
 
 class RecallResult(MemoryOut):

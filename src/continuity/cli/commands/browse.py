@@ -154,15 +154,16 @@ def search_cmd(
         for h in hits:
             buffer.write(json_terminal_safe_bytes(orjson.dumps(h.to_dict())) + b"\n")
         buffer.flush()
-        if not hits:
-            raise typer.Exit(EXIT_NO_MATCH)
-        _capped(limit, len(hits))
-        return
     if not hits:
         from continuity.browse.search import no_match_message
 
+        # on stderr with --json too: stdout keeps only JSON lines, and an exit 1 with no
+        # word of why was the fresh-user review's "search the --json exits 1 silently"
         err.print(no_match_message(query), markup=False)  # as the daemon's client prints it
         raise typer.Exit(EXIT_NO_MATCH)
+    if as_json:
+        _capped(limit, len(hits))
+        return
     from rich.text import Text
 
     from continuity.cli.lines import search_hit_lines
