@@ -41,7 +41,7 @@ from tests.builders import A, T, U, call, load
 def test_bulk_entry_columns_are_every_entries_column():
     """A column added to ``entries`` must be added to the bulk row too; only ``entry_no``
     (revision 0031), which the database numbers, is not written, and it comes last."""
-    assert [*ENTRY_COLUMNS, "entry_no"] == [c.name for c in t.entries.columns]
+    assert [*ENTRY_COLUMNS[:-1], "entry_no", "native_hash"] == [c.name for c in t.entries.columns]
 
 
 @pytest.mark.parametrize(
@@ -413,3 +413,50 @@ def test_a_prepared_row_whose_blocks_changed_is_made_again():
     prepare(e)
     e.compaction = CompactionInfo("the summary")
     assert _body(e) == "after\nthe summary"
+
+
+@given(
+    st.text(min_size=1, max_size=40),
+    st.text(min_size=1, max_size=40),
+    st.text(min_size=1, max_size=40),
+)
+def test_native_hash_is_a_signed_64_bit_number_of_key_and_id_as_stored(key, a, b):
+    """Revision 0033: ``native_hash`` is BLAKE2b-64 of key, NUL, id, a signed 64-bit number
+    (what a BIGINT holds); NUL counts as U+FFFD, as the store keeps both; the separator keeps
+    ("ab", "c") and ("a", "bc") apart; no id, no number."""
+    import hashlib
+
+    from continuity.store.rows import native_hash
+
+    n = native_hash(key, a)
+    assert n is not None and -(2**63) <= n < 2**63
+    assert native_hash(key, a) == n  # the same in every process: no salted hash()
+    text = f"{t.nul_free(key)}\x00{t.nul_free(a)}".encode("utf-8", "surrogatepass")
+    digest = hashlib.blake2b(text, digest_size=8).digest()
+    assert n == int.from_bytes(digest, "big", signed=True)
+    assert native_hash(key.replace("\x00", "\ufffd"), a.replace("\x00", "\ufffd")) == n
+    if "\x00" not in key + a + b and a != b:
+        assert native_hash(key, a) != native_hash(key, b)  # 64 bits: no collision here
+        assert native_hash(key + a, b) != native_hash(key, a + b)
+    assert native_hash(key, None) is None and native_hash(key, "") is None
+
+
+def test_native_seqs_tells_apart_ids_that_share_a_number(store, monkeypatch):
+    """The look-up compares the key and the id themselves: with every row given one number
+    (a collision forced), each id still finds only its own session's row."""
+    from continuity.core.model import Session
+    from continuity.store import bulk
+
+    monkeypatch.setattr(bulk, "native_hash", lambda key, native_id: 7 if native_id else None)
+    for key in ("s1", "s2"):
+        store.upsert_session(Session(key=key, harness="t"))
+        rows = [U("one"), A(text="two"), U("three")]
+        for i, e in enumerate(rows):
+            e.seq, e.native_id = i, f"{key}-{i}" if i else "same"
+        store.append(key, rows)
+    assert store.native_seqs("s1", ["same", "s1-1", "s1-2", "s2-1"]) == {
+        "same": 0,
+        "s1-1": 1,
+        "s1-2": 2,
+    }
+    assert store.native_seqs("s2", ["same", "s2-2"]) == {"same": 0, "s2-2": 2}

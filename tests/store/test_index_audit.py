@@ -74,14 +74,14 @@ def filled(request: pytest.FixtureRequest, tmp_path: Any) -> Any:
 def test_each_kept_query_seeks_its_index(filled):
     """The newest compaction (``ix_entries_compaction``), the pairs of a tail
     (``ix_tool_calls_result_seq`` then ``ix_tool_calls_unpaired``), the import's look-up by
-    native id (``ix_entries_native``, rows with one) and a look-up by call id (the key)."""
+    native id (``ix_entries_native_hash``, rows with one) and a look-up by call id (the key)."""
     assert filled.latest_compaction("a").seq == 3
     assert "ix_entries_compaction" in _plans(filled, lambda: filled.latest_compaction("a"))
     assert {p.call_id for p in filled.tool_calls_from("a", 4)} == {"c2", "c3"}
     plans = _plans(filled, lambda: filled.tool_calls_from("a", 4))
     assert "ix_tool_calls_result_seq" in plans and "ix_tool_calls_unpaired" in plans, plans
     assert filled.native_seqs("a", ["n2", "n5"]) == {"n2": 2, "n5": 5}
-    assert "ix_entries_native" in _plans(filled, lambda: filled.native_seqs("a", ["n2", "n5"]))
+    assert "ix_entries_native_hash" in _plans(filled, lambda: filled.native_seqs("a", ["n2", "n5"]))
     by_id = _plans(filled, lambda: filled.tool_calls("a", ["c1"]))
     if filled.dialect == "sqlite":  # WITHOUT ROWID: the key is the table
         assert "SEARCH tool_calls USING PRIMARY KEY (session_key=? AND call_id=?)" in by_id

@@ -59,8 +59,9 @@ def test_the_row_decoder_takes_every_entries_column():
     from continuity.store.lite import _ENTRY_SELECT
     from continuity.store.rows import ENTRY_WIDTH
 
-    *names, numbered = [c.name for c in schema.entries.columns]
+    *names, numbered, hashed = [c.name for c in schema.entries.columns]
     assert numbered == "entry_no"  # revision 0031: numbered by the database, read by no Entry
+    assert hashed == "native_hash"  # revision 0033: the look-up's number, read by no Entry
     assert len(names) == ENTRY_WIDTH == 21
     assert "entry_id" not in names and "source_path" not in names
     read = [getattr(c, "name", None) for c in schema.ENTRY_READ]

@@ -145,15 +145,53 @@ def _write_rows_as_before_0030(store, monkeypatch, *, content_z: bool = True) ->
         values["source_path"] = e.source.path if e.source else None
         return tuple(values[name] for name in columns)
 
+    _train_no_dictionary(store)  # first: the insert of then replaces its own
     store._bulk.entries = bulk.BulkInsert(old_table, columns, store.engine.dialect)
     monkeypatch.setattr(bulk, "entry_row", old_row)
-    _train_no_dictionary(store)
 
 
 def _train_no_dictionary(store) -> None:
     """Make ``store`` write as revisions before 0032 did: it trains no text dictionary (the
-    table it would look in does not exist yet)."""
+    table it would look in does not exist yet); and as those before 0033
+    (``_write_as_before_0033``)."""
     store._train_text_dict = lambda conn, long_rows: None
+    _write_as_before_0033(store)
+
+
+def _write_as_before_0033(store) -> None:
+    """Make ``store`` write and look up rows as revisions before 0033 did: no
+    ``native_hash`` column (the bulk insert leaves the last value of each row out), and the
+    look-up by native id by (session_key, native_id)."""
+    from continuity.store import bulk, schema
+
+    bulk_writer = store._bulk
+    if getattr(bulk_writer, "_before_0033", False):
+        return
+    columns = bulk.ENTRY_COLUMNS[:-1]
+    assert bulk.ENTRY_COLUMNS[-1] == "native_hash"
+    old = bulk.BulkInsert(schema.entries, columns, store.engine.dialect)
+    insert = bulk.BulkInsert.run
+
+    class _Old:
+        def run(self, conn, rows):  # type: ignore[no-untyped-def]
+            insert(old, conn, [row[:-1] for row in rows])
+
+    def native_seqs(conn, key, ids):  # type: ignore[no-untyped-def]
+        asked = {schema.nul_free(i): i for i in set(ids) if i}
+        mark = "?" if store.dialect == "sqlite" else "%s"
+        out = {}
+        for native in asked:
+            found = conn.exec_driver_sql(
+                f"SELECT min(seq) FROM entries WHERE session_key = {mark} AND native_id = {mark}",
+                (schema.nul_free(key), native),
+            ).scalar()
+            if found is not None:
+                out[asked[native]] = found
+        return out
+
+    bulk_writer.entries = _Old()
+    bulk_writer.native_seqs = native_seqs
+    bulk_writer._before_0033 = True
 
 
 def _write_rows_as_before_0024(store, monkeypatch) -> None:
@@ -1012,3 +1050,68 @@ def test_revision_0031_search_finds_the_same_rows_and_never_a_forgotten_word(db_
         engine.dispose()
     with open_store(db_url) as store:  # and up again
         assert len(store.search_entries(["pelican"], limit=10)) == 5
+
+
+@pytest.mark.parametrize("db_url", BACKENDS, indirect=True)
+def test_revision_0033_numbers_native_ids_and_downgrade_restores_the_index(db_url):
+    """Revision 0033 (issue 43 goal 2): rows written at 0032 get ``native_hash`` (the value
+    ``store.rows.native_hash`` gives, NULL without a native id, NUL as U+FFFD), the look-up
+    by native id finds them after the upgrade (also an id two sessions share, each its own
+    session's row), ``ix_entries_native`` is gone for ``ix_entries_native_hash``; the
+    downgrade brings the old index back and drops the column."""
+    from alembic import command
+    from sqlalchemy import text
+
+    from continuity.core.model import Session
+    from continuity.store import SqlStore, _alembic_config, migrate
+    from continuity.store.rows import native_hash
+    from tests.builders import A, U
+
+    engine = create_engine(db_url)
+    migrate(engine, "0032")
+    old = SqlStore(engine, db_url)
+    _train_no_dictionary(old)
+    rows = {
+        "a": [U("first"), A(text="second"), U("third")],
+        "b": [U("other"), A(text="no id")],
+    }
+    ids = {"a": ["shared", "a\x00nul", "a-3"], "b": ["shared", None]}
+    try:
+        for key, entries in rows.items():
+            old.upsert_session(Session(key=key, harness="claude-code"))
+            for i, e in enumerate(entries):
+                e.seq, e.native_id = i, ids[key][i]
+            old.append(key, entries)
+        assert old.native_seqs("b", ["shared"]) == {"shared": 0}
+        migrate(engine)
+        with engine.connect() as conn:
+            stored = conn.execute(
+                text("SELECT session_key, seq, native_hash FROM entries ORDER BY session_key, seq")
+            ).all()
+            indexes = {i["name"] for i in inspect(conn).get_indexes("entries")}
+        assert [tuple(r) for r in stored] == [
+            ("a", 0, native_hash("a", "shared")),
+            ("a", 1, native_hash("a", "a\ufffdnul")),
+            ("a", 2, native_hash("a", "a-3")),
+            ("b", 0, native_hash("b", "shared")),
+            ("b", 1, None),
+        ]
+        assert native_hash("a", "a\x00nul") == native_hash("a", "a\ufffdnul")
+        assert "ix_entries_native_hash" in indexes and "ix_entries_native" not in indexes
+        new = SqlStore(engine, db_url)
+        assert new.native_seqs("a", ["shared", "a\x00nul", "a-3", "none"]) == {
+            "shared": 0,
+            "a\x00nul": 1,
+            "a-3": 2,
+        }
+        assert new.native_seqs("b", ["shared", "a-3"]) == {"shared": 0}
+        with engine.begin() as conn:
+            command.downgrade(_alembic_config(conn), "0032")
+        with engine.connect() as conn:
+            columns = {c["name"] for c in inspect(conn).get_columns("entries")}
+            indexes = {i["name"] for i in inspect(conn).get_indexes("entries")}
+        assert "native_hash" not in columns
+        assert "ix_entries_native" in indexes and "ix_entries_native_hash" not in indexes
+        assert old.native_seqs("a", ["a-3"]) == {"a-3": 2}
+    finally:
+        engine.dispose()

@@ -30,6 +30,7 @@ from continuity.core.model import Entry, ToolCallBlock, ToolResultBlock
 from continuity.core.text import json_bytes
 from continuity.store import rawcodec, schema as t
 from continuity.store.base import RawLine
+from continuity.store.rows import native_hash
 from continuity.store.search import SearchIndexWriter, search_body
 
 _CHUNK = 500  # bound on IN-lists
@@ -40,7 +41,9 @@ def _chunks(items: Sequence[Any], size: int = _CHUNK) -> Iterable[Sequence[Any]]
         yield items[i : i + size]
 
 
-#: Column order of ``entry_row`` (the bulk insert of ``entries`` names these columns).
+#: Column order of ``entry_row`` (the bulk insert of ``entries`` names these columns): the
+#: table's, less ``entry_no`` (the database numbers the rows), which sits before the last one
+#: (revision 0033 added ``native_hash`` after it).
 ENTRY_COLUMNS = (
     "session_key",
     "seq",
@@ -63,6 +66,7 @@ ENTRY_COLUMNS = (
     "raw_sha256",
     "content_z",
     "source_id",
+    "native_hash",
 )
 
 
@@ -217,8 +221,9 @@ def entry_row(
     then empty), ``meta`` the compaction and run-end hint as JSON, ``view_bytes`` the UTF-8
     size of the row as a view message, ``source_id`` the number ``source_paths`` gives the
     row's source path (revision 0030; None: no source), ``text_dict`` the dictionary a
-    content frame is made with (revision 0032; a row ``prepare`` made keeps its frame). No
-    entry id: it is derived (``store.rows.entry_id_of``)."""
+    content frame is made with (revision 0032; a row ``prepare`` made keeps its frame),
+    ``native_hash`` the number the look-up by native id finds it by (revision 0033,
+    ``store.rows.native_hash``). No entry id: it is derived (``store.rows.entry_id_of``)."""
     meta_dict: dict[str, Any] = {}
     if e.compaction is not None:
         c = e.compaction
@@ -264,6 +269,7 @@ def entry_row(
         src.raw_sha256 if src else None,
         content_z,
         source_id,
+        native_hash(session_key, e.native_id),
     )
 
 
@@ -297,10 +303,17 @@ class BulkWriter:
         mark = "?" if dialect.paramstyle == "qmark" else "%s"
         q = dialect.identifier_preparer.quote
         self._mark = mark
+        # revision 0033: the candidates by ``native_hash`` (``ix_entries_native_hash``), then
+        # the key and the id themselves (two ids may share a number). The key's term is kept
+        # from the planner's index choice (SQLite's unary +, an expression on PostgreSQL):
+        # else SQLite read all of the session's rows through ``ux_entries_session_seq``
+        key_term = (
+            f"+{q('session_key')}" if dialect.name == "sqlite" else f"{q('session_key')} || ''"
+        )
         self._native_sql = (
             f"SELECT {q('native_id')}, min({q('seq')}) FROM {q('entries')} "
-            f"WHERE {q('session_key')} = {mark} AND {q('native_id')} IN "
-            f"({{marks}}) GROUP BY {q('native_id')}"
+            f"WHERE {q('native_hash')} IN ({{hashes}}) AND {key_term} = {mark} "
+            f"AND {q('native_id')} IN ({{marks}}) GROUP BY {q('native_id')}"
         )
         self._calls_sql = (
             f"SELECT {q('call_id')}, {q('call_seq')}, {q('result_seq')} FROM "
@@ -332,9 +345,17 @@ class BulkWriter:
         )
         self.search = SearchIndexWriter(dialect)
 
-    def _select_in(self, conn: Connection, sql: str, key: str, ids: Sequence[str]) -> list[Any]:
+    def _select_in(
+        self,
+        conn: Connection,
+        sql: str,
+        key: str,
+        ids: Sequence[str],
+        before: Sequence[Any] = (),
+    ) -> list[Any]:
         """Rows of ``sql`` for the session ``key`` and ``ids`` (its IN-list), ``_CHUNK`` ids at
-        a time; key and ids follow the NUL rule, as the stored values did.
+        a time; key and ids follow the NUL rule, as the stored values did. ``before``: the
+        values of marks ahead of the key's (at most ``_CHUNK`` ids then: one statement).
 
         On PostgreSQL the lookup runs unprepared: psycopg prepares a statement seen 5 times,
         and the server then plans it once for any parameters; a plan made for one session's
@@ -349,7 +370,8 @@ class BulkWriter:
             for i in range(0, len(ids), _CHUNK):
                 part = [t.nul_free(x) for x in ids[i : i + _CHUNK]]
                 marks = ", ".join([self._mark] * len(part))
-                out.extend(conn.exec_driver_sql(sql.format(marks=marks), (key, *part)))
+                stmt = sql if before else sql.format(marks=marks)
+                out.extend(conn.exec_driver_sql(stmt, (*before, key, *part)))
             return out
         finally:
             if threshold is not False:
@@ -359,7 +381,14 @@ class BulkWriter:
         """``{native_id: seq}`` of the session's first row with each of ``ids`` (keyed by the
         ids as asked, also when the stored one had its NUL replaced)."""
         asked = {t.nul_free(i): i for i in set(ids) if i}
-        rows = self._select_in(conn, self._native_sql, key, list(asked))
+        rows = []
+        stored_ids = list(asked)
+        for i in range(0, len(stored_ids), _CHUNK):
+            part = stored_ids[i : i + _CHUNK]
+            marks = ", ".join([self._mark] * len(part))
+            sql = self._native_sql.format(hashes=marks, marks=marks)
+            numbers = [native_hash(key, x) for x in part]
+            rows += self._select_in(conn, sql, key, part, before=numbers)
         out: dict[str, int] = {}
         for stored, seq in rows:
             native: str = stored

@@ -49,6 +49,27 @@ def entry_id_of(session_key: str, seq: int) -> str:
     return f"{session_key}:{seq}"
 
 
+def native_hash(session_key: str, native_id: str | None) -> int | None:
+    """The number ``entries.native_hash`` keeps for a row (revision 0033, issue 43 goal 2), by
+    which the import finds a session's rows by native id (``ix_entries_native_hash``): the
+    first 8 bytes of BLAKE2b over the UTF-8 of ``session_key``, NUL, ``native_id``, as a signed
+    64-bit integer (big-endian), both after the NUL rule (``schema.nul_free``: NUL as U+FFFD,
+    as they are stored). None when the row has no native id. Two ids that share a number are
+    told apart by the lookup itself, which also compares the key and the id; the number only
+    finds the candidates (an index of it is a fifth of one of (session_key, native_id)).
+
+    Fixed forever: every stored row holds it, so a change is a revision that computes it
+    again (revision 0033 inlines this function for its upgrade)."""
+    if not native_id:
+        return None
+    from _blake2 import blake2b  # hashlib's, without OpenSSL's load (the fast path's start)
+
+    key, nid = session_key.replace("\x00", "\ufffd"), native_id.replace("\x00", "\ufffd")
+    text = f"{key}\x00{nid}"
+    digest = blake2b(text.encode("utf-8", "surrogatepass"), digest_size=8).digest()
+    return int.from_bytes(digest, "big", signed=True)
+
+
 def parse_entry_id(entry_id: str) -> tuple[str, int]:
     """``(session_key, seq)`` of an entry id (``entry_id_of``), split at its last colon.
     Raises ``InputError`` naming the id for one that is not a non-empty key, a colon and a

@@ -76,8 +76,10 @@ _CHUNK = 500  # bound on IN-lists and executemany batches
 #: as ``schema.ENTRY_READ`` (``source_id`` as its path)
 _ENTRY_COLUMNS = ENTRY_COLUMNS
 _ENTRY_WIDTH = len(t.ENTRY_READ)
-#: ... then ``entry_no`` (revision 0031), which the database numbers and no ``Entry`` holds
-if tuple(c.name for c in t.entries.columns) != (*_ENTRY_COLUMNS, "entry_no"):  # pragma: no cover
+#: ... with ``entry_no`` (revision 0031), which the database numbers and no ``Entry`` holds,
+#: before the last (``native_hash``, revision 0033)
+_TABLE_ORDER = (*_ENTRY_COLUMNS[:-1], "entry_no", _ENTRY_COLUMNS[-1])
+if tuple(c.name for c in t.entries.columns) != _TABLE_ORDER:  # pragma: no cover
     raise RuntimeError("store.sql._ENTRY_COLUMNS no longer matches schema.entries")
 if _ENTRY_WIDTH != ENTRY_WIDTH:  # pragma: no cover
     raise RuntimeError("schema.ENTRY_READ no longer matches store.rows.decode_entry")
