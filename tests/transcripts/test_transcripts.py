@@ -960,3 +960,26 @@ def test_look_back_reads_the_last_rows_first_and_wider_only_when_none_renders(
     capture = tr._ImportCapture(sqlite_store, tmp_path, tr.ImportSync())
     assert capture._holds_rows_before("s", 14, content)
     assert capture.out.rows_read == 3 + 14  # none of the last three renders: all 14 read
+
+
+def test_a_transcript_is_named_as_every_command_names_a_session(sqlite_store, isolated_home):
+    """A fresh-user review: a prefix of a session and of its subagent's session (``S``,
+    ``S/agent-x``) named the session in ``show``, and ``transcript`` called it ambiguous;
+    both now take ``store.names.resolve_session``. A prefix of two sessions stays ambiguous."""
+    from continuity.core.errors import AmbiguousSession
+
+    load(sqlite_store, [U("the main session"), A(text="done")], key="3185d1ef-main")
+    load(sqlite_store, [U("the subagent's task"), A(text="ok")], key="3185d1ef-main/agent-x")
+    load(sqlite_store, [U("another session")], key="3185d1ff-other")
+    row = tr.load_transcript(sqlite_store, "3185d1e")
+    assert row.session_key == "3185d1ef-main" and "the main session" in row.content
+    assert tr.load_transcript(sqlite_store, "3185d1ef-main/ag").session_key == (
+        "3185d1ef-main/agent-x"
+    )
+    with pytest.raises(AmbiguousSession) as caught:
+        tr.load_transcript(sqlite_store, "3185d1")
+    assert caught.value.candidates == [
+        "3185d1ef-main",
+        "3185d1ef-main/agent-x",
+        "3185d1ff-other",
+    ]

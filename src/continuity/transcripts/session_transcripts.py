@@ -46,7 +46,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from continuity.core.config import load_section
-from continuity.core.errors import AmbiguousSession, ContinuityError, InputError, SessionNotFound
+from continuity.core.errors import ContinuityError, InputError, SessionNotFound
 from continuity.core.model import (
     Entry,
     EntryKind,
@@ -60,7 +60,7 @@ from continuity.core.model import (
 )
 from continuity.core.text import clean, json_bytes
 from continuity.store import iter_entries
-from continuity.store.names import AMBIGUOUS_SHOWN
+from continuity.store.names import resolve_session
 from continuity.transcripts.projection import (  # noqa: F401 (re-exported: module docstring)
     marker,
     paragraph,
@@ -1049,16 +1049,12 @@ def load_transcript(
     found = store.get_transcripts([name], agent_id or "default")
     if name in found:
         return found[name]
-    session = store.get_session(name)
-    if session is None:
-        matches = store.find_sessions(name, limit=AMBIGUOUS_SHOWN + 1)
-        if not matches:
-            raise SessionNotFound(name)
-        if len(matches) > 1:
-            raise AmbiguousSession(
-                name, [s.key for s in matches], more=len(matches) > AMBIGUOUS_SHOWN
-            )
-        session = matches[0]
+    # the one naming rule of every command (a fresh-user review: a prefix of a session and of
+    # its subagents' sessions named the session in `show`, and was ambiguous here)
+    key = resolve_session(store, name)
+    session = store.get_session(key)
+    if session is None:  # pragma: no cover - resolve_session returns a stored key
+        raise SessionNotFound(name)
     agent = agent_id or session.agent_id
     row = store.get_transcripts([session.key], agent).get(session.key)
     if row is None and _read_only(store):

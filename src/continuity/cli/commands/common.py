@@ -236,7 +236,10 @@ complete_export_formats = _choices(["md", "html", "jsonl", "source"])
 #: The SESSION argument of every command that names one session (a key or a unique prefix),
 #: completed from the workspace's keys.
 SessionArgument = typer.Argument(
-    ..., help="Session key or a unique prefix of it.", autocompletion=complete_sessions
+    ...,
+    help="Session key or a unique prefix of it (a prefix of a session and of its subagents' "
+    "sessions, KEY/agent-..., names the session).",
+    autocompletion=complete_sessions,
 )
 #: A budget over 1 TB means nothing and would not survive JSON as an exact integer.
 MAX_BUDGET_BYTES = 10**12
