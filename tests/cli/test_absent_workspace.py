@@ -98,3 +98,25 @@ def test_a_database_url_needs_no_workspace_folder(monkeypatch, capsys, tmp_path)
     monkeypatch.setenv("CONTINUITY_DATABASE_URL", f"sqlite:///{tmp_path / 'elsewhere.db'}")
     code, _out, err = run_main(monkeypatch, capsys, "sessions", "--home", tmp_path / "absent")
     assert code == 0 and err.startswith("no sessions yet"), err
+
+
+def test_where_and_doctor_say_the_workspace_does_not_exist(monkeypatch, capsys, tmp_path):
+    """A fresh-user review: ``where`` and ``doctor`` with a mistyped ``--home`` said nothing of
+    it, and doctor called the absent folder owner-only. Both tell, and create nothing."""
+    import json
+
+    missing = tmp_path / "no" / "such"
+    code, out, err = run_main(monkeypatch, capsys, "where", "--home", missing)
+    assert (code, out.splitlines()[0]) == (0, f"home: {missing}")
+    assert err == (
+        f"note: {missing} does not exist yet (`continuity import PATH`, `continuity serve` "
+        "or a hook creates it)\n"
+    )
+    code, out, err = run_main(monkeypatch, capsys, "doctor", "--json", "--home", missing)
+    checks = {c["check"]: c for c in json.loads(out)["checks"] if c["harness"] is None}
+    assert "private" not in checks
+    assert checks["workspace"]["status"] == "warning"
+    assert checks["workspace"]["detail"] == (
+        f"{missing} does not exist: nothing was imported or captured here yet"
+    )
+    assert not (tmp_path / "no").exists()

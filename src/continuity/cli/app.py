@@ -589,6 +589,13 @@ def where_cmd(home: Path | None = HomeOption) -> None:
     except ArgumentError:
         raise InputError(f"not a database URL: {url!r}") from None
     out.print(f"database: {shown}", markup=False)
+    if not resolve_home(home).is_dir():  # a fresh-user review: a typo in --home went unsaid
+        err.print(
+            f"note: {resolve_home(home)} does not exist yet (`continuity import PATH`, "
+            "`continuity serve` or a hook creates it)",
+            markup=False,
+            highlight=False,
+        )
     from continuity.core.private import exposed
 
     found = exposed(resolve_home(home))

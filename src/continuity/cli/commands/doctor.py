@@ -5,7 +5,8 @@ It checks, for the workspace (``--home``, else ``$CONTINUITY_HOME``, else the pl
 
 - **config**: ``config.toml`` and the env overrides parse, name known sections, and every
   section's values are valid (``check_config``; a problem names the file or variable and key);
-- **private**: the workspace owner-only (issue 16; ``check_private``; a warning);
+- **private**: the workspace owner-only (issue 16; ``check_private``; a warning); or
+  **workspace** when its folder does not exist (``check_workspace``; a warning);
 - **integrity** (issue 45): ``PRAGMA quick_check`` of a SQLite database (``check_integrity``);
 - **daemon**: ``<home>/daemon.url`` names a daemon that answers ``GET /health`` (two-second
   deadline; the bearer token and the workspace id of ``daemon.id`` sent; a daemon of another
@@ -792,6 +793,22 @@ def _ago(iso: str | None) -> str:
     return f"{iso} ({span} ago)"
 
 
+def check_workspace(home: Path) -> Check:
+    """A workspace folder that does not exist (a fresh-user review: ``doctor --home`` with a
+    typo said "the workspace is owner-only" of a folder that was not there): a ``warning``
+    naming it, with what creates it; ``check_private`` otherwise."""
+    if home.is_dir():
+        return check_private(home)
+    return Check(
+        "workspace",
+        None,
+        "warning",
+        f"{home} does not exist: nothing was imported or captured here yet",
+        "check --home or CONTINUITY_HOME for a typo; `continuity import PATH`, "
+        "`continuity serve` or a hook creates it",
+    )
+
+
 def check_private(home: Path) -> Check:
     """Issue 16: the workspace holds every raw line, prompt and secret an agent saw, so it must
     be owner-only (folders ``0700``, files ``0600``; ``continuity.core.private.exposed`` lists
@@ -1020,7 +1037,7 @@ def diagnose(
         )
     checks = [config, daemon]
     checks.append(check_spool(home, daemon.status == "ok"))
-    checks.append(check_private(home))
+    checks.append(check_workspace(home))
     try:
         cleanup = check_cleanup(home)
     except Exception:  # noqa: BLE001 - a broken store is reported below as "store"
