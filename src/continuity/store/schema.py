@@ -164,7 +164,7 @@ Index("ux_entries_session_seq", entries.c.session_key, entries.c.seq, unique=Tru
 #: ``tests/store/test_index_audit.py`` checks on both that each query seeks its index.
 #:
 #: the import's look-up of a session's rows by native id (``native_seqs``): only rows that
-#: have one (revision 0031: Codex rows have none); revision 0033: by the 8-byte number of
+#: have one (revision 0031: Codex rows have none); revision 0033: by the 4-byte number of
 #: (session_key, native_id), where the index of both held the two texts (19.8 MB of the
 #: 320 MB bench tree's 232.7 MB database)
 Index(

@@ -1,10 +1,10 @@
-"""0033 native hash: the import's look-up by native id through an 8-byte number (issue 43
+"""0033 native hash: the import's look-up by native id through a 4-byte number (issue 43
 goal 2: store <= 1.0x the input).
 
 Why: ``ix_entries_native`` (session_key, native_id) held both texts of every row that has a
 native id, a 36-character session key and a 36-character id on a Claude Code row: 19.8 MB of
 the 232.7 MB database of ``bench/peers.py``'s 320 MB tree, for one query (``native_seqs``: a
-session's first row with each of some ids). ``entries.native_hash`` keeps the first 8 bytes
+session's first row with each of some ids). ``entries.native_hash`` keeps the first 4 bytes
 of BLAKE2b of the key, NUL and the id (``store.rows.native_hash``), and the partial index
 ``ix_entries_native_hash`` holds only that number and the row's number; the look-up finds the
 candidates by it and compares the key and the id themselves, so two ids that share a number
@@ -35,11 +35,11 @@ _BATCH = 5_000
 
 def _native_hash(session_key: str, native_id: str) -> int:
     """``store.rows.native_hash`` as this revision computes it (migrations inline the rules
-    they apply, style.md §3): BLAKE2b-64 of key, NUL, id (NUL as U+FFFD), signed big-endian."""
+    they apply, style.md §3): BLAKE2b-32 of key, NUL, id (NUL as U+FFFD), signed big-endian."""
     from hashlib import blake2b
 
     key, nid = session_key.replace("\x00", "\ufffd"), native_id.replace("\x00", "\ufffd")
-    digest = blake2b(f"{key}\x00{nid}".encode("utf-8", "surrogatepass"), digest_size=8).digest()
+    digest = blake2b(f"{key}\x00{nid}".encode("utf-8", "surrogatepass"), digest_size=4).digest()
     return int.from_bytes(digest, "big", signed=True)
 
 
