@@ -281,6 +281,26 @@ def test_a_lost_dictionary_is_a_store_error_naming_it_not_a_traceback(tmp_path, 
     assert done.returncode == 4, done.stderr
     assert f"text dictionary {d.dict_id}, which no open store holds" in done.stderr
     assert "Traceback" not in done.stderr
+    # doctor finds it (a fresh-user review: PRAGMA quick_check said ok)
+    from continuity.cli.commands.doctor import check_integrity
+
+    with s._conn() as conn:
+        frames = conn.execute(
+            text("SELECT content_z FROM entries WHERE content_z IS NOT NULL")
+        ).scalars()
+        framed = sum(_dict_id(bytes(z)) == d.dict_id for z in frames)
+    assert framed > 0
+    found = check_integrity(home)
+    assert found is not None and found.status == "problem", found
+    assert found.data["lost_text_dicts"] == {str(d.dict_id): framed}
+    assert f"text_dicts lost: dictionary {d.dict_id} ({framed:,} rows)" in found.detail
+    with s._conn() as conn:
+        conn.execute(
+            text("INSERT INTO text_dicts (dict_id, data) VALUES (:i, :d)"),
+            {"i": d.dict_id, "d": d.data},
+        )
+    again = check_integrity(home)
+    assert again is not None and again.status == "ok", again
 
 
 def test_a_store_that_lost_its_dictionary_still_imports_new_rows(tmp_path, small_training):

@@ -195,6 +195,16 @@ def encode_text(text: str, text_dict: TextDict | None = None) -> bytes | None:
     return frame if len(frame) <= len(data) * (1 - MIN_SAVING) else None
 
 
+def frame_dict_id(head: bytes) -> int:
+    """The dictionary id a content frame names (0: none), read from its header: ``head`` is
+    the frame or its first 18 bytes (a zstd frame header's most). A damaged header gives 0
+    (``decode_text`` says what is wrong with such a frame when it is read)."""
+    try:
+        return int(zstandard.get_frame_parameters(head).dict_id)
+    except zstandard.ZstdError:
+        return 0
+
+
 def decode_text(frame: bytes) -> str:
     """The content JSON ``encode_text`` compressed, with the dictionary its frame names (if
     any: from this process's known ones, else from the open stores). Raises

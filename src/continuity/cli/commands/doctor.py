@@ -965,14 +965,29 @@ def check_integrity(home: Path) -> Check | None:
     if not name or name == ":memory:" or not Path(name).is_file():
         return None
     path = Path(name)
+    lost: dict[int, int] = {}
     try:
         conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, timeout=5)
         try:
             rows = [str(r[0]) for r in conn.execute("PRAGMA quick_check(20)").fetchall()]
+            if rows == ["ok"]:
+                lost = _lost_text_dicts(conn)
         finally:
             conn.close()
     except sqlite3.Error as exc:
         rows = [f"{exc.__class__.__name__}: {exc}"]
+    if rows == ["ok"] and lost:
+        named = ", ".join(f"{d} ({n:,} rows)" for d, n in sorted(lost.items()))
+        return Check(
+            "integrity",
+            None,
+            "problem",
+            f"{path}: rows are framed with a text dictionary the database no longer holds "
+            f"(text_dicts lost: dictionary {named}); those rows cannot be read",
+            "restore the database from a backup, or move it aside and import the session "
+            f"files again with `{command_for(home, 'import', 'FOLDER')}`",
+            {"path": str(path), "lost_text_dicts": {str(d): n for d, n in lost.items()}},
+        )
     if rows == ["ok"]:
         return Check(
             "integrity", None, "ok", f"{path}: PRAGMA quick_check ok", data={"path": str(path)}
@@ -989,6 +1004,30 @@ def check_integrity(home: Path) -> Check | None:
         f"`{command_for(home, 'import', 'FOLDER')}`",
         {"path": str(path), "findings": rows},
     )
+
+
+def _lost_text_dicts(conn: Any) -> dict[int, int]:
+    """``{dict_id: rows}`` of the text dictionaries (revision 0032) that rows' content frames
+    name and ``text_dicts`` does not hold (a fresh-user review: a lost row there passed
+    ``quick_check`` and made every search fail). Reads each frame's header only (a zstd
+    frame header is at most 18 bytes); a database before revision 0032 has none."""
+    import sqlite3
+
+    try:
+        held = {int(r[0]) for r in conn.execute("SELECT dict_id FROM text_dicts")}
+        heads = conn.execute(
+            "SELECT substr(content_z, 1, 18) FROM entries WHERE content_z IS NOT NULL"
+        )
+    except sqlite3.OperationalError:  # no such table or column: an older revision
+        return {}
+    from continuity.store.rawcodec import frame_dict_id
+
+    lost: dict[int, int] = {}
+    for (head,) in heads:
+        dict_id = frame_dict_id(bytes(head))
+        if dict_id and dict_id not in held:
+            lost[dict_id] = lost.get(dict_id, 0) + 1
+    return lost
 
 
 def _capture_stopped(
