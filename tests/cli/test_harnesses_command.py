@@ -38,3 +38,9 @@ def test_harnesses_text_names_each_with_its_support() -> None:
     )
     assert "  usage: counted (`session.usage_record` events, one per model call)" in done.stdout
     assert "  usage: none (its session file records no token usage;" in done.stdout
+    # a fresh-user review: `sessions --harness` takes the two frameworks; the list names them
+    assert done.stdout.splitlines()[-1] == (
+        "langgraph and openai-agents: Python agent frameworks, not CLIs; their sessions are "
+        "recorded by continuity's adapters (continuity.adapters) and listed with "
+        "`continuity sessions --harness NAME`"
+    )

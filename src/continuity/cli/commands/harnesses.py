@@ -31,6 +31,15 @@ def harnesses_cmd(as_json: bool = JsonOption) -> None:
             out.print(f"  usage: {counted} ({h.usage_note})", markup=False)
         if h.note:
             out.print(f"  note: {h.note}", markup=False)
+    from continuity.cli.fast import FRAMEWORKS
+
+    # a fresh-user review: `sessions --harness` takes these two, which this list did not name
+    out.print(
+        f"{' and '.join(FRAMEWORKS)}: Python agent frameworks, not CLIs; their sessions are "
+        "recorded by continuity's adapters (continuity.adapters) and listed with "
+        "`continuity sessions --harness NAME`",
+        markup=False,
+    )
 
 
 def register(app: typer.Typer) -> None:
