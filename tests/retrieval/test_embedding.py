@@ -88,3 +88,28 @@ def test_embed_pending_honours_limit_progress_and_stop(store, recording):
     assert (report.embedded, report.left) == (3, 2) and seen == [(2, 3), (3, 3)]
     report = embed_pending(store, recording, should_stop=lambda: True)
     assert (report.embedded, report.left) == (0, 2)
+
+
+def test_loading_the_model_leaves_the_process_logging_as_it_was():
+    """wordllama's inference module calls ``logging.basicConfig(level=INFO)`` when imported,
+    and every INFO record of the process then reached stderr (a fresh-user review: ``doctor``
+    on a database one revision behind printed Alembic's 90 lines of the upgrade). Loading the
+    model leaves the root logger's handlers and level as they were; in a new process, since
+    this one may have imported wordllama already."""
+    import subprocess
+    import sys
+
+    code = (
+        "import logging\n"
+        "from continuity.retrieval.embedder import load_embedder\n"
+        "from continuity.retrieval.settings import RetrievalSettings\n"
+        "root = logging.getLogger()\n"
+        "before = (list(root.handlers), root.level)\n"
+        "assert load_embedder(RetrievalSettings()) is not None\n"
+        "import wordllama.inference\n"
+        "print(before == (list(root.handlers), root.level), root.level, len(root.handlers))\n"
+        "logging.getLogger('alembic.runtime.migration').info('not shown')\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.split() == ["True", "30", "0"]
+    assert done.stderr == ""

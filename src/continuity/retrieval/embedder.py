@@ -137,6 +137,25 @@ def model_files(spec: ModelSpec) -> tuple[Path, Path]:
     return weights, tokenizer
 
 
+def _wordllama_inference() -> Any:
+    """``wordllama.inference.WordLlamaInference``, imported without the logging set-up the
+    module does at import (``logging.basicConfig(level=logging.INFO)``: every later INFO
+    record of the process reached stderr, such as Alembic's 90 lines of an upgrade under
+    ``doctor``, a fresh-user review). The root logger's handlers and level are put back."""
+    import logging
+
+    root = logging.getLogger()
+    handlers, level = list(root.handlers), root.level
+    try:
+        from wordllama.inference import WordLlamaInference
+    finally:
+        for handler in root.handlers[:]:
+            if handler not in handlers:
+                root.removeHandler(handler)
+        root.setLevel(level)
+    return WordLlamaInference
+
+
 class Embedder:
     """A loaded static embedding model: ``encode(texts) -> float32 array (n, dim)``,
     L2-normalised rows. ``model_id`` names model and dimension (``wordllama-l2-supercat/256``):
@@ -146,8 +165,8 @@ class Embedder:
         import numpy as np
         from safetensors import safe_open
         from tokenizers import Tokenizer
-        from wordllama.inference import WordLlamaInference
 
+        WordLlamaInference = _wordllama_inference()
         if dim > spec.dim:
             raise ConfigError(
                 f"retrieval.dim {dim}: the model {spec.name!r} has only {spec.dim} dimensions"
