@@ -478,7 +478,9 @@ def test_cli_db_upgrade_creates_schema(tmp_path):
 
     result = invoke("db", "upgrade", "--home", tmp_path)
     assert result.exit_code == 0
-    assert result.stderr == "schema is up to date\n"
+    assert result.stderr == f"created the schema at revision {HEAD_REVISION}\n"
+    again = invoke("db", "upgrade", "--home", tmp_path)
+    assert again.stderr == f"schema is up to date (revision {HEAD_REVISION})\n"
     db = tmp_path / "continuity.db"
     with sqlite3.connect(db) as conn:
         assert conn.execute("SELECT version_num FROM alembic_version").fetchall() == [
@@ -604,3 +606,20 @@ def test_cli_subagent_file_is_named_a_subagent_of_its_parent(tmp_path):
     shown = invoke("show", f"{sid}/agent-a1b2c3", "--home", home).stdout
     assert f"subagent a1b2c3 of session {sid}" in shown
     assert "subagent" not in invoke("show", sid, "--home", home).stdout.splitlines()[0]
+
+
+def test_cli_db_upgrade_says_from_which_revision(tmp_path):
+    """A fresh-user review: ``db upgrade`` of a database one revision behind said "schema is
+    up to date" (the store upgrades as it opens); it says what it upgraded."""
+    from sqlalchemy import create_engine
+
+    from continuity.store import migrate
+
+    engine = create_engine(f"sqlite:///{tmp_path / 'continuity.db'}")
+    migrate(engine, "0032")
+    engine.dispose()
+    result = invoke("db", "upgrade", "--home", tmp_path)
+    assert (result.exit_code, result.stderr) == (
+        0,
+        f"upgraded the schema from revision 0032 to {HEAD_REVISION}\n",
+    )

@@ -567,12 +567,20 @@ def continue_cmd(
 
 @db_app.command("upgrade")
 def db_upgrade(home: Path | None = HomeOption) -> None:
-    """Bring the database schema to the newest revision."""
-    from continuity.store import open_store_raw
+    """Bring the database schema to the newest revision, and say which it was before."""
+    from continuity.store import HEAD_REVISION, open_store_raw, schema_revision
 
-    store = open_store_raw(database_url(home))
+    url = database_url(home)
+    before = schema_revision(url)
+    store = open_store_raw(url)
     store.close()
-    err.print("schema is up to date")
+    # a fresh-user review: "schema is up to date" was said after an upgrade too
+    if before == HEAD_REVISION:
+        err.print(f"schema is up to date (revision {HEAD_REVISION})")
+    elif before is None:
+        err.print(f"created the schema at revision {HEAD_REVISION}")
+    else:
+        err.print(f"upgraded the schema from revision {before} to {HEAD_REVISION}")
 
 
 @core.command("where")

@@ -66,6 +66,7 @@ __all__ = [
     "open_store",
     "migrate",
     "iter_entries",
+    "schema_revision",
     "HEAD_REVISION",
 ]
 
@@ -131,6 +132,16 @@ def current_revision(engine) -> str | None:
         if not inspect(conn).has_table("alembic_version"):
             return None
         return conn.execute(text("SELECT version_num FROM alembic_version")).scalar()
+
+
+def schema_revision(url: str) -> str | None:
+    """The schema revision the database at ``url`` records (None: no database or an empty
+    one), read without migrating it (``continuity db upgrade`` says what it changed)."""
+    engine = _engine(url, False)
+    try:
+        return current_revision(engine)
+    finally:
+        engine.dispose()
 
 
 def migrate(engine, revision: str = "head") -> None:
