@@ -46,6 +46,14 @@ def isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 @pytest.fixture(autouse=True)
+def own_models_dir(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """Each test its own ``CONTINUITY_MODELS_DIR`` (``retrieval.embedder.models_dir``): the
+    words-only note is said once per user, remembered beside that folder, and a test must
+    neither see another's nor leave its own in the user's cache."""
+    monkeypatch.setenv("CONTINUITY_MODELS_DIR", str(tmp_path / "models-cache" / "models"))
+
+
+@pytest.fixture(autouse=True)
 def no_default_port(monkeypatch: pytest.MonkeyPatch) -> None:
     """Fail any test that connects to or binds the daemon's default port 7438."""
     import socket

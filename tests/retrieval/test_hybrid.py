@@ -465,6 +465,45 @@ def test_without_the_extra_words_only_and_said_once(store, embedder, monkeypatch
     assert [(h.session_key, h.seq, h.vector_rank) for h in first] == [("s", 0, None)]
     assert second == []  # no shared word, and no vectors
     assert capsys.readouterr().err.count(emb.MISSING_EXTRA) == 1
+    # once per user too: a new process (here: the flag reset) says nothing more
+    assert emb.noted_marker().is_file()
+    monkeypatch.setattr(emb, "_NOTED", False)
+    hybrid_entries(store, "zebra", limit=5, now=NOW)
+    assert emb.MISSING_EXTRA not in capsys.readouterr().err
+
+
+def test_the_words_only_note_says_once_across_processes(tmp_path):
+    """A fresh-user review: the quick start installs without the semantic extra, and every
+    ``import`` and one-shot ``search`` said the note again. Said by the first process, then
+    by none; a cache that cannot be written leaves it said once per process."""
+    import os
+    import subprocess
+    import sys
+
+    code = (
+        "from continuity.retrieval import embedder as emb\n"
+        "from continuity.retrieval.settings import RetrievalSettings\n"
+        "emb.semantic_available = lambda: False\n"
+        "said = []\n"
+        "emb.semantic_note(RetrievalSettings(), said.append)\n"
+        "emb.semantic_note(RetrievalSettings(), said.append)\n"
+        "print(len(said))\n"
+    )
+    env = {**os.environ, "CONTINUITY_MODELS_DIR": str(tmp_path / "cache" / "models")}
+
+    def said() -> str:
+        done = subprocess.run(
+            [sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True
+        )
+        return done.stdout.strip()
+
+    assert [said(), said()] == ["1", "0"]
+    marker = tmp_path / "cache" / "words-only-noted"
+    assert marker.is_file() and oct(marker.stat().st_mode & 0o777) == "0o600"
+    blocked = tmp_path / "file"
+    blocked.write_text("")
+    env["CONTINUITY_MODELS_DIR"] = str(blocked / "models")  # its parent is a file: no marker
+    assert [said(), said()] == ["1", "1"]
 
 
 @pytest.mark.parametrize("mode", ["hybrid", "words"])

@@ -244,14 +244,33 @@ def load_embedder(settings: RetrievalSettings) -> Embedder | None:
 _NOTED = False
 
 
+def noted_marker() -> Path:
+    """The file whose presence means ``semantic_note`` has said its note on this machine:
+    ``words-only-noted`` beside ``models_dir()`` (the user's cache folder, never a workspace:
+    read commands write nothing there)."""
+    return models_dir().parent / "words-only-noted"
+
+
 def semantic_note(settings: RetrievalSettings, emit: Callable[[str], Any]) -> None:
-    """Call ``emit(MISSING_EXTRA)`` once per process when the extra is missing and
-    ``semantic`` is not "off" (issue 40: "everything works by words and says so once")."""
+    """Call ``emit(MISSING_EXTRA + ...)`` once when the extra is missing and ``semantic`` is
+    not "off" (issue 40: "everything works by words and says so once"): once per process, and
+    once per user (``noted_marker``; a fresh-user review: every ``import`` and one-shot
+    ``search`` of the quick start, installed without the extra, said it again). The note
+    says that ``continuity doctor`` tells it at any time; a marker that cannot be written
+    (a read-only cache) leaves it said once per process."""
     global _NOTED
     if _NOTED or settings.semantic == "off" or semantic_available():
         return
     _NOTED = True
-    emit(MISSING_EXTRA)
+    marker = noted_marker()
+    if marker.exists():
+        return
+    emit(f"{MISSING_EXTRA} (said once; `continuity doctor` says it again)")
+    try:
+        marker.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        marker.touch(mode=0o600)
+    except OSError:
+        pass
 
 
 def fetch_model(
