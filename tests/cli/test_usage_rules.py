@@ -60,6 +60,19 @@ def test_an_empty_query_is_a_usage_error_for_search_and_recall(
     )
 
 
+@pytest.mark.parametrize("command", ["show", "continue", "transcript", "checkpoints", "export"])
+@pytest.mark.parametrize("session", ["", "  "])
+def test_an_empty_session_is_a_usage_error(monkeypatch, capsys, tmp_path, command, session):
+    """A fresh-user review: ``show ''`` said "no session matches ''" (exit 3) where ``search
+    ''`` was a usage error; every SESSION argument now refuses an empty one, exit 2."""
+    code, out, err = run_main(monkeypatch, capsys, command, session, "--home", tmp_path)
+    assert (code, out) == (2, "")
+    assert err == (
+        "error: Invalid value for 'SESSION': is empty: give a session key or a unique prefix "
+        f"of one (see continuity {command} --help)\n"
+    )
+
+
 @pytest.mark.parametrize("as_json", [[], ["--json"]])
 def test_no_hit_exits_1_a_hit_0_for_search_and_recall(monkeypatch, capsys, tmp_path, as_json):
     """As grep and rg: a query that matches exits 0, one that matches nothing exits 1 (with

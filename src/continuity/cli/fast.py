@@ -278,7 +278,7 @@ def _sessions(args: list[str], given: set[str], values: dict[str, str]) -> int:
 def _show(args: list[str], given: set[str], values: dict[str, str]) -> int:
     from continuity.core.model import MAX_SEQ
 
-    if len(args) != 1:
+    if len(args) != 1 or not args[0].strip():  # an empty SESSION: the command's usage error
         raise _Unsure
     session = args[0]
     seq = _number(values.get("--seq"), 0, MAX_SEQ)
@@ -336,7 +336,7 @@ def _show(args: list[str], given: set[str], values: dict[str, str]) -> int:
 def _continue(args: list[str], given: set[str], values: dict[str, str]) -> int:
     from continuity.core.config import FOLLOW_UP_BUDGET_BYTES
 
-    if len(args) != 1:
+    if len(args) != 1 or not args[0].strip():  # an empty SESSION: the command's usage error
         raise _Unsure
     budget = _number(values.get("--budget"), 1, MAX_BUDGET_BYTES)
     as_json = "--json" in given

@@ -233,10 +233,21 @@ complete_targets = _choices(
 )
 complete_export_formats = _choices(["md", "html", "jsonl", "source"])
 
+
 #: The SESSION argument of every command that names one session (a key or a unique prefix),
 #: completed from the workspace's keys.
+def nonempty_session(value: str) -> str:
+    """The callback of every SESSION argument: an empty or blank one is a usage error, exit 2
+    (a fresh-user review: `show ''` said "no session matches ''", exit 3, where `search ''`
+    was a usage error). Returns ``value`` unchanged."""
+    if not value.strip():
+        raise typer.BadParameter("is empty: give a session key or a unique prefix of one")
+    return value
+
+
 SessionArgument = typer.Argument(
     ...,
+    callback=nonempty_session,
     help="Session key or a unique prefix of it (a prefix of a session and of its subagents' "
     "sessions, KEY/agent-..., names the session).",
     autocompletion=complete_sessions,
