@@ -312,7 +312,7 @@ class BulkWriter:
         )
         self._native_sql = (
             f"SELECT {q('native_id')}, min({q('seq')}) FROM {q('entries')} "
-            f"WHERE {q('native_hash')} IN ({{hashes}}) AND {key_term} = {mark} "
+            f"WHERE {q('native_hash')} IN ({{marks}}) AND {key_term} = {mark} "
             f"AND {q('native_id')} IN ({{marks}}) GROUP BY {q('native_id')}"
         )
         self._calls_sql = (
@@ -351,11 +351,12 @@ class BulkWriter:
         sql: str,
         key: str,
         ids: Sequence[str],
-        before: Sequence[Any] = (),
+        lead: Callable[[Sequence[str]], Sequence[Any]] | None = None,
     ) -> list[Any]:
         """Rows of ``sql`` for the session ``key`` and ``ids`` (its IN-list), ``_CHUNK`` ids at
-        a time; key and ids follow the NUL rule, as the stored values did. ``before``: the
-        values of marks ahead of the key's (at most ``_CHUNK`` ids then: one statement).
+        a time; key and ids follow the NUL rule, as the stored values did. ``lead``: the values
+        of an IN-list of the same length ahead of the key's mark, made from each chunk of ids
+        (``native_seqs``: their numbers).
 
         On PostgreSQL the lookup runs unprepared: psycopg prepares a statement seen 5 times,
         and the server then plans it once for any parameters; a plan made for one session's
@@ -370,8 +371,8 @@ class BulkWriter:
             for i in range(0, len(ids), _CHUNK):
                 part = [t.nul_free(x) for x in ids[i : i + _CHUNK]]
                 marks = ", ".join([self._mark] * len(part))
-                stmt = sql if before else sql.format(marks=marks)
-                out.extend(conn.exec_driver_sql(stmt, (*before, key, *part)))
+                first = lead(part) if lead is not None else ()
+                out.extend(conn.exec_driver_sql(sql.format(marks=marks), (*first, key, *part)))
             return out
         finally:
             if threshold is not False:
@@ -381,14 +382,13 @@ class BulkWriter:
         """``{native_id: seq}`` of the session's first row with each of ``ids`` (keyed by the
         ids as asked, also when the stored one had its NUL replaced)."""
         asked = {t.nul_free(i): i for i in set(ids) if i}
-        rows = []
-        stored_ids = list(asked)
-        for i in range(0, len(stored_ids), _CHUNK):
-            part = stored_ids[i : i + _CHUNK]
-            marks = ", ".join([self._mark] * len(part))
-            sql = self._native_sql.format(hashes=marks, marks=marks)
-            numbers = [native_hash(key, x) for x in part]
-            rows += self._select_in(conn, sql, key, part, before=numbers)
+        rows = self._select_in(
+            conn,
+            self._native_sql,
+            key,
+            list(asked),
+            lead=lambda part: [native_hash(key, x) for x in part],
+        )
         out: dict[str, int] = {}
         for stored, seq in rows:
             native: str = stored

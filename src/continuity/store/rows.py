@@ -52,13 +52,13 @@ def entry_id_of(session_key: str, seq: int) -> str:
 def native_hash(session_key: str, native_id: str | None) -> int | None:
     """The number ``entries.native_hash`` keeps for a row (revision 0033, issue 43 goal 2), by
     which the import finds a session's rows by native id (``ix_entries_native_hash``): the
-    first 4 bytes of BLAKE2b over the UTF-8 of ``session_key``, NUL, ``native_id``, as a signed
-    32-bit integer (big-endian; SQLite stores it in 4 bytes where a 64-bit one took 8), both
-    after the NUL rule (``schema.nul_free``: NUL as U+FFFD,
-    as they are stored). None when the row has no native id. Two ids that share a number are
-    told apart by the look-up itself, which also compares the key and the id; the number only
-    finds the candidates (in a store of a million ids, an id's number is another's about once
-    in 4,000 look-ups: one row more read), and its index is a fifth of one of (session_key,
+    first 4 bytes of BLAKE2b over the UTF-8 of ``session_key``, NUL, ``native_id``, as a
+    signed 32-bit integer (big-endian; SQLite stores it in 4 bytes where a 64-bit one took
+    8), both after the NUL rule (``schema.nul_free``: NUL as U+FFFD, as they are stored).
+    None when the row has no native id. Two ids that share a number are told apart by the
+    look-up itself, which also compares the key and the id; the number only finds the
+    candidates (in a store of a million ids, an id's number is another's about once in
+    4,000 look-ups: one row more read), and its index is a fifth of one of (session_key,
     native_id).
 
     Fixed forever: every stored row holds it, so a change is a revision that computes it

@@ -83,6 +83,13 @@ MemoryType = Literal["fact", "decision", "constraint", "preference", "procedure"
 MEMORY_TYPES: tuple[str, ...] = get_args(MemoryType)
 
 
+def fold_type(value: Any) -> Any:
+    """A memory type as ``remember`` and ``recall`` compare it: a string trimmed and
+    lower-cased (``" Decision "`` is ``decision``); any other value as given, for the model's
+    own check."""
+    return value.strip().lower() if isinstance(value, str) else value
+
+
 class _Model(BaseModel):
     model_config = ConfigDict(populate_by_name=True, extra="forbid", str_strip_whitespace=False)
 
@@ -129,7 +136,7 @@ class RememberRequest(_Model):
     @field_validator("type", mode="before")
     @classmethod
     def _type_folded(cls, value: Any) -> Any:
-        return value.strip().lower() if isinstance(value, str) else value
+        return fold_type(value)
 
     @field_validator("tags")
     @classmethod
@@ -220,7 +227,7 @@ class RecallRequest(_Model):
     def _type_folded(cls, value: Any) -> Any:
         # as remember folds it: a type remember would refuse is refused here too
         # (fresh-user review: `recall --type bogus` ran and matched nothing)
-        return value.strip().lower() if isinstance(value, str) else value
+        return fold_type(value)
 
 
 class RecallResult(MemoryOut):
