@@ -19,7 +19,10 @@ from tests.hostile import hook_body, recall_body, remember_body, session_file
 
 LOCAL = "http://127.0.0.1"
 #: What one request may take on this shared machine (an answer is normally a few ms).
-REQUEST_SECONDS = 3.0
+#: A bound that tells a hang from an answer, not a speed goal (those live in bench/): the
+#: suite runs on two workers beside PostgreSQL, and a pre-compaction of a hostile transcript
+#: took 3.17 s there once (CI at 05c903c) against a bound of 3.0 s
+REQUEST_SECONDS = 10.0
 EVENTS = ["session-start", "user-prompt-submit", "pre-compaction", "post-compaction", "stop"]
 _SETTINGS = {
     "deadline": 10_000,
