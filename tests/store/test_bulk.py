@@ -287,6 +287,23 @@ def test_bulk_raw_lines_kept_by_block(store):
     assert list(store.raw_lines("/b")) == lines + odd
 
 
+def test_rawcodec_packs_a_mib_of_one_session_into_one_block():
+    """Issue 43 goal 2: lines are packed into blocks of up to 1 MiB (``BLOCK_BYTES``), so what
+    a session repeats over 700 KB is found by one frame: 350 lines of 2,000 bytes, each
+    holding the same 1,500-byte tool output, make one block of under 30 KB (with 128 KiB
+    blocks: six frames)."""
+    output = bytes(random.Random(7).getrandbits(8) for _ in range(750)).hex().encode()
+    lines = [
+        (f"{i:064x}", (b'{"n":%06d,"out":"%s"}' % (i, output)).ljust(2000)) for i in range(350)
+    ]
+    alone, blocks = rawcodec.pack(lines)
+    assert rawcodec.BLOCK_BYTES == 1024 * 1024
+    assert alone == []
+    assert len(blocks) == 1
+    assert len(blocks[0].frame) < 30_000
+    assert rawcodec.unpack(blocks[0].frame) == [d for _, d in lines]
+
+
 @given(
     st.lists(
         st.binary(max_size=rawcodec.BLOCK_BYTES // 3) | st.just(b"a\nb"),
