@@ -478,3 +478,97 @@ def test_native_seqs_tells_apart_ids_that_share_a_number(store, monkeypatch):
         "s1-2": 2,
     }
     assert store.native_seqs("s2", ["same", "s2-2"]) == {"same": 0, "s2-2": 2}
+
+
+#: Native ids of every form: canonical UUIDs (kept as 16 bytes on SQLite, revision 0034),
+#: and ids that must stay text (uppercase or braced UUIDs, pi's 8 hex digits, a 36-character
+#: id that is not a UUID, one holding NUL)
+NATIVE_IDS = [
+    "0f8e1c2a-5b3d-4e6f-8a9b-0c1d2e3f4a5b",
+    "0F8E1C2A-5B3D-4E6F-8A9B-0C1D2E3F4A5B",
+    "{0f8e1c2a-5b3d-4e6f-8a9b-0c1d2e3f4a5b}",
+    "a1b2c3d4",
+    "0f8e1c2a-5b3d-4e6f-8a9b-0c1d2e3f4a5g",
+    "ffffffff-ffff-ffff-ffff-ffffffffffff",
+]
+
+
+@given(st.text(max_size=40) | st.uuids().map(str) | st.none())
+def test_native_stored_keeps_exactly_the_canonical_uuids_as_16_bytes(native_id):
+    """Revision 0034: ``native_stored`` turns a canonical UUID (``str(uuid.UUID(x))``) into
+    its 16 bytes and leaves any other id as it is; ``native_loaded`` gives back the very
+    text."""
+    import uuid
+
+    from continuity.store.rows import native_loaded, native_stored
+
+    stored = native_stored(native_id)
+    canonical = False
+    if native_id is not None:
+        try:
+            canonical = str(uuid.UUID(native_id)) == native_id
+        except ValueError:
+            canonical = False
+    if canonical:
+        assert stored == uuid.UUID(native_id).bytes
+    else:
+        assert stored is native_id
+    assert native_loaded(stored) == native_id
+
+
+def test_native_loaded_refuses_bytes_of_another_length():
+    from continuity.store.rows import native_loaded
+
+    with pytest.raises(ValueError, match="15 bytes, not 16"):
+        native_loaded(b"x" * 15)
+
+
+def test_native_ids_of_every_form_read_back_and_are_found(store):
+    """Each form of native id and parent id reads back as the text written (``entries``,
+    ``entries_by_seq``, ``entry_by_id``, ``tree_links``) and the import's look-up finds it,
+    on every backend and through the ``sqlite3`` read path; on SQLite a canonical UUID is a
+    16-byte BLOB in the row and every other id text (revision 0034), on PostgreSQL all text."""
+    from sqlalchemy import text
+
+    from continuity.core.model import Session
+
+    key = "0f8e1c2a-0000-4e6f-8a9b-0c1d2e3f4a5b"
+    store.upsert_session(Session(key=key, harness="claude-code"))
+    rows = [U(f"row {i}") if i % 2 == 0 else A(text=f"row {i}") for i in range(len(NATIVE_IDS))]
+    for i, e in enumerate(rows):
+        e.seq = i
+        e.native_id = NATIVE_IDS[i]
+        e.parent_native_id = NATIVE_IDS[i - 1] if i else None
+    store.append(key, rows)
+    for got in (store.entries(key), store.entries_by_seq(key, range(len(NATIVE_IDS)))):
+        assert [e.native_id for e in got] == NATIVE_IDS
+        assert [e.parent_native_id for e in got] == [None, *NATIVE_IDS[:-1]]
+    one = store.entry_by_id(f"{key}:5")
+    assert one is not None and one.native_id == NATIVE_IDS[5]
+    assert one.parent_native_id == NATIVE_IDS[4]
+    assert [(s, n, p) for s, n, p, _, _ in store.tree_links(key)] == [
+        (i, NATIVE_IDS[i], NATIVE_IDS[i - 1] if i else None) for i in range(len(NATIVE_IDS))
+    ]
+    assert store.native_seqs(key, [*NATIVE_IDS, "absent"]) == {
+        n: i for i, n in enumerate(NATIVE_IDS)
+    }
+    full = store.full() if hasattr(store, "full") else store
+    with full.engine.connect() as conn:
+        kinds = conn.execute(
+            text(
+                "SELECT typeof(native_id), length(native_id) FROM entries ORDER BY seq"
+                if full.dialect == "sqlite"
+                else "SELECT 'text', length(native_id) FROM entries ORDER BY seq"
+            )
+        ).all()
+    if full.dialect == "sqlite":
+        assert [tuple(k) for k in kinds] == [
+            ("blob", 16),
+            ("text", 36),
+            ("text", 38),
+            ("text", 8),
+            ("text", 36),
+            ("blob", 16),
+        ]
+    else:
+        assert [tuple(k) for k in kinds] == [("text", len(n)) for n in NATIVE_IDS]

@@ -169,7 +169,7 @@ def _write_as_before_0033(store) -> None:
         return
     columns = bulk.ENTRY_COLUMNS[:-1]
     assert bulk.ENTRY_COLUMNS[-1] == "native_hash"
-    old = bulk.BulkInsert(schema.entries, columns, store.engine.dialect)
+    old = _with_text_native_ids(bulk.BulkInsert(schema.entries, columns, store.engine.dialect))
     insert = bulk.BulkInsert.run
 
     class _Old:
@@ -192,6 +192,33 @@ def _write_as_before_0033(store) -> None:
     bulk_writer.entries = _Old()
     bulk_writer.native_seqs = native_seqs
     bulk_writer._before_0033 = True
+
+
+def _with_text_native_ids(insert):  # type: ignore[no-untyped-def]
+    """``insert`` (a ``store.bulk.BulkInsert`` of ``entries``) storing native ids as text, as
+    revisions before 0034 did (no UUID as 16 bytes)."""
+    from continuity.store import bulk
+
+    native = {i for i, name in enumerate(insert.columns) if "native_id" in name}
+    insert.converters = [
+        (i, bulk._nul_free_column if i in native else fn) for i, fn in insert.converters
+    ]
+    return insert
+
+
+def _write_as_before_0034(store) -> None:
+    """Make ``store`` write native ids as text, as revisions before 0034 did (the look-up
+    binds them as text too)."""
+    from continuity.store import bulk, schema
+
+    bulk_writer = store._bulk
+    if getattr(bulk_writer, "_before_0034", False):
+        return
+    bulk_writer.entries = _with_text_native_ids(
+        bulk.BulkInsert(schema.entries, bulk.ENTRY_COLUMNS, store.engine.dialect)
+    )
+    bulk_writer._dialect_name = "text ids"  # NativeId.stored keeps text but for "sqlite"
+    bulk_writer._before_0034 = True
 
 
 def _write_rows_as_before_0024(store, monkeypatch) -> None:
@@ -1113,5 +1140,76 @@ def test_revision_0033_numbers_native_ids_and_downgrade_restores_the_index(db_ur
         assert "native_hash" not in columns
         assert "ix_entries_native" in indexes and "ix_entries_native_hash" not in indexes
         assert old.native_seqs("a", ["a-3"]) == {"a-3": 2}
+    finally:
+        engine.dispose()
+
+
+@pytest.mark.parametrize("db_url", BACKENDS, indirect=True)
+def test_revision_0034_keeps_uuid_ids_as_16_bytes_on_sqlite_and_downgrade_restores_text(db_url):
+    """Revision 0034 (issue 43 goal 2): on SQLite the native ids and parent ids written as
+    text at 0033 that are canonical UUIDs become their 16 bytes, every other id stays text,
+    each reads back as written and the look-up finds it; the downgrade makes them text again.
+    PostgreSQL's rows are not touched."""
+    from alembic import command
+    from sqlalchemy import text
+
+    from continuity.core.model import Session
+    from continuity.store import SqlStore, _alembic_config, migrate
+    from tests.builders import A, U
+
+    ids = [
+        "0f8e1c2a-5b3d-4e6f-8a9b-0c1d2e3f4a5b",
+        "0F8E1C2A-5B3D-4E6F-8A9B-0C1D2E3F4A5B",
+        "a1b2c3d4",
+        "77a1c0de-0000-4000-8000-000000000001",
+    ]
+    parents = [None, ids[0], ids[1], ids[2]]
+
+    def typeofs(engine):  # type: ignore[no-untyped-def]
+        with engine.connect() as conn:
+            if engine.dialect.name != "sqlite":
+                return None
+            return [
+                tuple(r)
+                for r in conn.execute(
+                    text(
+                        "SELECT typeof(native_id), typeof(parent_native_id) FROM entries "
+                        "ORDER BY seq"
+                    )
+                )
+            ]
+
+    engine = create_engine(db_url)
+    migrate(engine, "0033")
+    old = SqlStore(engine, db_url)
+    _write_as_before_0034(old)
+    try:
+        old.upsert_session(Session(key="k", harness="claude-code"))
+        rows = [U("one"), A(text="two"), U("three"), A(text="four")]
+        for i, e in enumerate(rows):
+            e.seq, e.native_id, e.parent_native_id = i, ids[i], parents[i]
+        old.append("k", rows)
+        text_only = [("text", "null"), ("text", "text"), ("text", "text"), ("text", "text")]
+        if engine.dialect.name == "sqlite":
+            assert typeofs(engine) == text_only
+        migrate(engine)
+        if engine.dialect.name == "sqlite":
+            assert typeofs(engine) == [
+                ("blob", "null"),
+                ("text", "blob"),
+                ("text", "text"),
+                ("blob", "text"),
+            ]
+        new = SqlStore(engine, db_url)
+        got = new.entries("k")
+        assert [e.native_id for e in got] == ids
+        assert [e.parent_native_id for e in got] == parents
+        assert new.native_seqs("k", ids) == {n: i for i, n in enumerate(ids)}
+        with engine.begin() as conn:
+            command.downgrade(_alembic_config(conn), "0033")
+        if engine.dialect.name == "sqlite":
+            assert typeofs(engine) == text_only
+        assert [e.native_id for e in old.entries("k")] == ids
+        assert old.native_seqs("k", ids) == {n: i for i, n in enumerate(ids)}
     finally:
         engine.dispose()

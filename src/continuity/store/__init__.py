@@ -71,7 +71,7 @@ __all__ = [
 ]
 
 #: The newest migration; ``open_store`` upgrades any older schema to it.
-HEAD_REVISION = "0033"
+HEAD_REVISION = "0034"
 #: The Alembic scripts' folder (text: importing this package loads no ``pathlib``, which the
 #: read commands' start never needs, issue 43 goal 3).
 _MIGRATIONS = os.path.join(os.path.dirname(__file__), "migrations")

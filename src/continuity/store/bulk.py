@@ -30,7 +30,7 @@ from continuity.core.model import Entry, ToolCallBlock, ToolResultBlock
 from continuity.core.text import json_bytes
 from continuity.store import rawcodec, schema as t
 from continuity.store.base import RawLine
-from continuity.store.rows import native_hash
+from continuity.store.rows import native_hash, native_loaded
 from continuity.store.search import SearchIndexWriter, search_body
 
 _CHUNK = 500  # bound on IN-lists
@@ -98,6 +98,9 @@ def _column_converter(
     """The function that turns one column's Python values into what the DBAPI gets (None when
     they go as they are): the NUL rule for our text types, else the type's bind processor,
     skipped for a column of ``_AS_IS`` values only."""
+    if isinstance(column.type, t.NativeId):  # before _NulFree, which it is
+        name = dialect.name
+        return lambda values: [t.NativeId.stored(v, name) for v in values]
     if isinstance(column.type, t._NulFree):
         if column.type.impl_instance.dialect_impl(dialect).bind_processor(dialect) is not None:
             raise StoreError(f"column {column} needs a bind processor the bulk path lacks")
@@ -129,6 +132,7 @@ class BulkInsert:
             raise StoreError(f"unsupported DBAPI parameter style {style!r}")
         mark = "?" if style == "qmark" else "%s"
         prep = dialect.identifier_preparer
+        self.columns = tuple(columns)
         cols = [table.c[name] for name in columns]
         self.sql = (
             f"INSERT INTO {prep.format_table(table)} "
@@ -303,6 +307,7 @@ class BulkWriter:
         mark = "?" if dialect.paramstyle == "qmark" else "%s"
         q = dialect.identifier_preparer.quote
         self._mark = mark
+        self._dialect_name = dialect.name
         # revision 0033: the candidates by ``native_hash`` (``ix_entries_native_hash``), then
         # the key and the id themselves (two ids may share a number). The key's term is kept
         # from the planner's index choice (SQLite's unary +, an expression on PostgreSQL):
@@ -382,16 +387,17 @@ class BulkWriter:
         """``{native_id: seq}`` of the session's first row with each of ``ids`` (keyed by the
         ids as asked, also when the stored one had its NUL replaced)."""
         asked = {t.nul_free(i): i for i in set(ids) if i}
+        name = self._dialect_name
         rows = self._select_in(
             conn,
             self._native_sql,
             key,
-            list(asked),
-            lead=lambda part: [native_hash(key, x) for x in part],
+            [t.NativeId.stored(i, name) for i in asked],  # revision 0034: a UUID as bytes
+            lead=lambda part: [native_hash(key, native_loaded(x)) for x in part],
         )
         out: dict[str, int] = {}
         for stored, seq in rows:
-            native: str = stored
+            native = native_loaded(stored) or ""  # never empty: the query asks for ids
             out[asked.get(native, native)] = seq
         return out
 

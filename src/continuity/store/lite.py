@@ -62,7 +62,7 @@ if TYPE_CHECKING:
 
 #: The schema revision these queries read (``store.HEAD_REVISION`` when written; a test keeps
 #: them equal, so a new revision reviews this module).
-READ_REVISION = "0033"
+READ_REVISION = "0034"
 #: Columns of ``entries`` as ``store.bulk.ENTRY_COLUMNS`` lists them, ``source_id`` read as
 #: its path (``schema.ENTRY_READ``; revision 0030), from ``_ENTRY_FROM``.
 _ENTRY_SELECT = (

@@ -13,6 +13,7 @@ is one by the primary key (``parse_entry_id``). The row's source path is read th
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from datetime import datetime
 
@@ -47,6 +48,38 @@ def entry_id_of(session_key: str, seq: int) -> str:
     0030: derived, never stored; a key may hold colons, the seq never does, so the last colon
     splits it back: ``parse_entry_id``)."""
     return f"{session_key}:{seq}"
+
+
+#: A canonical UUID as text: 8-4-4-4-12 lowercase hex digits (``str(uuid.UUID(...))``, what
+#: Claude Code writes as a line's ``uuid`` and ``parentUuid``).
+_CANONICAL_UUID = re.compile(
+    r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\Z"
+).match
+
+
+def native_stored(native_id: str | None) -> str | bytes | None:
+    """How SQLite keeps a row's native id or parent id (revision 0034, issue 43 goal 2;
+    ``schema.NativeId``): a canonical UUID (36 characters of lowercase hex and hyphens, as
+    ``str(uuid.UUID(x))`` writes it) as its 16 bytes (a BLOB; 20 bytes less in the row),
+    any other id (pi's 8 hex digits, an uppercase or braced UUID, an empty string) as its
+    text, unchanged. Only the canonical form is turned into bytes, so ``native_loaded`` gives
+    back the very text; SQLite never finds a BLOB equal to a text, so the two forms cannot be
+    confused. The NUL rule is the caller's (a UUID holds no NUL)."""
+    if native_id.__class__ is str and len(native_id) == 36 and _CANONICAL_UUID(native_id):
+        return bytes.fromhex(native_id.replace("-", ""))
+    return native_id
+
+
+def native_loaded(value: str | bytes | None) -> str | None:
+    """The native id ``native_stored`` kept as ``value``: 16 bytes as the canonical UUID text
+    (lowercase, hyphenated), text and None as they are. Raises ``ValueError`` for bytes of
+    another length (no revision writes them)."""
+    if not isinstance(value, bytes):
+        return value
+    if len(value) != 16:
+        raise ValueError(f"a stored native id of {len(value)} bytes, not 16")
+    h = value.hex()
+    return f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}"
 
 
 def native_hash(session_key: str, native_id: str | None) -> int | None:
@@ -103,7 +136,9 @@ def decode_entry(values: Sequence[Any]) -> Entry:
     content_z, source_path``: ``entries``' columns in table order, its ``source_id`` read as
     the path ``source_paths`` numbers), read by position (issue 17: a named attribute costs
     about as much as the rest of the decode). ``entry_id`` is ``entry_id_of(session_key,
-    seq)`` (revision 0030). ``raw_sha256`` is hex (SQLAlchemy's read, through
+    seq)`` (revision 0030). ``native_id`` and ``parent_native_id`` are text, or (``sqlite3``'s
+    read of a UUID, revision 0034) the 16 bytes ``native_stored`` kept, given as the UUID's
+    text. ``raw_sha256`` is hex (SQLAlchemy's read, through
     ``schema.Sha256``) or the stored 32 bytes (``sqlite3``'s, ``store.lite``), given as hex
     either way (revision 0029). Raises ``ValueError`` for a kind or role no ``EntryKind``/``Role``
     has."""
@@ -130,6 +165,10 @@ def decode_entry(values: Sequence[Any]) -> Entry:
         content_z,
         source_path,
     ) = values
+    if native_id.__class__ is bytes:  # sqlite3's read of a UUID kept as 16 bytes (0034)
+        native_id = native_loaded(native_id)
+    if parent_native_id.__class__ is bytes:
+        parent_native_id = native_loaded(parent_native_id)
     if content_z is not None:  # revision 0024: a long content kept as a zstd frame
         from continuity.store.rawcodec import decode_text
 

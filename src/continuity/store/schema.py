@@ -31,7 +31,7 @@ from sqlalchemy import (
 )
 from sqlalchemy.types import TypeDecorator
 
-from continuity.store.rows import COMPACTION_ROW, UNPAIRED_CALL
+from continuity.store.rows import COMPACTION_ROW, UNPAIRED_CALL, native_loaded, native_stored
 
 
 def nul_free(value: Any) -> Any:
@@ -61,6 +61,31 @@ class Text(_NulFree):
 class String(_NulFree):
     impl = sa.String
     cache_ok = True
+
+
+class NativeId(String):
+    """A harness's id of a row or of its parent (``entries.native_id``, ``parent_native_id``):
+    text in Python. On SQLite (revision 0034, issue 43 goal 2) a canonical UUID, Claude Code's
+    ids, is stored as its 16 bytes and any other id as its text (``store.rows.native_stored``;
+    36 characters became 16 bytes on 404,240 ids of ``bench/peers.py``'s 323 MB tree: 8 MB);
+    PostgreSQL keeps the text. Either form goes through the NUL rule (``nul_free``). The one
+    conversion of these ids: SQLAlchemy statements through this type, the bulk inserts and
+    the import's look-up (``store.bulk``) through ``stored``, the ``sqlite3`` read path
+    through ``store.rows.decode_entry``."""
+
+    cache_ok = True
+
+    @staticmethod
+    def stored(value: Any, dialect_name: str) -> Any:
+        """``value`` as ``dialect_name``'s database keeps it."""
+        value = nul_free(value)
+        return native_stored(value) if dialect_name == "sqlite" else value
+
+    def process_bind_param(self, value: Any, dialect: Any) -> Any:
+        return self.stored(value, dialect.name)
+
+    def process_result_value(self, value: Any, dialect: Any) -> Any:
+        return native_loaded(value)
 
 
 class Sha256(TypeDecorator):
@@ -115,8 +140,9 @@ entries = Table(
     Column("session_key", String(200), nullable=False),
     Column("seq", Integer, nullable=False),
     # revision 0030: no entry_id column (it is always "<session_key>:<seq>", store.rows)
-    Column("native_id", String(200)),
-    Column("parent_native_id", String(200)),
+    # revision 0034: a UUID as its 16 bytes on SQLite (``NativeId``)
+    Column("native_id", NativeId(200)),
+    Column("parent_native_id", NativeId(200)),
     Column("kind", String(20), nullable=False),
     Column("role", String(20), nullable=False),
     Column("type_name", String(100), nullable=False),
