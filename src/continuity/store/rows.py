@@ -65,7 +65,7 @@ def native_stored(native_id: str | None) -> str | bytes | None:
     text, unchanged. Only the canonical form is turned into bytes, so ``native_loaded`` gives
     back the very text; SQLite never finds a BLOB equal to a text, so the two forms cannot be
     confused. The NUL rule is the caller's (a UUID holds no NUL)."""
-    if native_id.__class__ is str and len(native_id) == 36 and _CANONICAL_UUID(native_id):
+    if isinstance(native_id, str) and len(native_id) == 36 and _CANONICAL_UUID(native_id):
         return bytes.fromhex(native_id.replace("-", ""))
     return native_id
 
