@@ -593,6 +593,57 @@ def test_import_repeated_uuid_is_duplicate(sqlite_store, tmp_path):
     assert len(list(sqlite_store.raw_lines(str(path)))) == 5
 
 
+class _AskedStore:
+    """A store whose ``native_seqs`` calls are recorded (the ids asked, sorted)."""
+
+    def __init__(self, store, asked: list[list[str]]) -> None:  # type: ignore[no-untyped-def]
+        self._store, self._asked = store, asked
+
+    def native_seqs(self, key, ids):  # type: ignore[no-untyped-def]
+        self._asked.append(sorted(ids))
+        return self._store.native_seqs(key, ids)
+
+    def __getattr__(self, name: str):  # type: ignore[no-untyped-def]
+        return getattr(self._store, name)
+
+
+def test_a_fresh_import_asks_the_store_only_for_ids_it_passed(sqlite_store, tmp_path, monkeypatch):
+    """Issue 43 goal 1: while a session had no rows when its import began, the repeat filter
+    asks the store only for ids it has passed already (``RepeatFilter.fresh``), and a line
+    repeated two batches later is still a duplicate; an import that adds to a session with
+    rows asks for every new id."""
+    from continuity.formats import importer, repeats
+
+    asked: list[list[str]] = []
+
+    def spying(store, key, fresh=False):  # type: ignore[no-untyped-def]
+        return repeats.RepeatFilter(_AskedStore(store, asked), key, fresh=fresh)
+
+    monkeypatch.setattr(importer, "RepeatFilter", spying)
+    monkeypatch.setattr(importer, "BATCH_LINES", 2)
+    lines = cc_pairs(6)
+    path = tmp_path / "fresh.jsonl"
+    path.write_bytes(jl(*lines[:4], lines[1], *lines[4:]))  # line 5 repeats line 2 (a1)
+    report = import_file(sqlite_store, path)
+    assert (report.lines_read, report.imported, report.duplicate) == (7, 6, 1)
+    assert asked == [["a1"]]
+    rows = sqlite_store.entries("cc-importer-test")
+    assert [(e.native_id, e.source.line) for e in rows] == [
+        ("u0", 1),
+        ("a1", 2),
+        ("u2", 3),
+        ("a3", 4),
+        ("u4", 6),
+        ("a5", 7),
+    ]
+    asked.clear()
+    with open(path, "ab") as fh:
+        fh.write(jl(*cc_pairs(2, start=6)))
+    report = import_file(sqlite_store, path)
+    assert (report.imported, report.duplicate) == (2, 0)
+    assert asked == [["a7", "u6"]]
+
+
 # --------------------------------------------------------------------------- pi tree
 
 

@@ -572,3 +572,37 @@ def test_native_ids_of_every_form_read_back_and_are_found(store):
         ]
     else:
         assert [tuple(k) for k in kinds] == [("text", len(n)) for n in NATIVE_IDS]
+
+
+@given(
+    st.lists(
+        st.datetimes(timezones=st.none() | st.timezones())
+        | st.dates()
+        | st.none()
+        | st.datetimes().map(lambda d: d.replace(microsecond=0)),
+        max_size=20,
+    )
+)
+def test_sqlite_time_column_writes_what_sqlalchemy_would(values):
+    """Issue 43 goal 1: the bulk path's SQLite ``DATETIME`` converter (``isoformat``, not the
+    bind processor's dict and ``%``) gives SQLAlchemy's own text for every datetime (naive or
+    in any zone, with or without microseconds, years below 1000), date and None."""
+    from continuity.store.bulk import _column_converter
+
+    dialect = sqlite.dialect()
+    process = t.entries.c.ts.type.dialect_impl(dialect).bind_processor(dialect)
+    convert = _column_converter(t.entries.c.ts, dialect)
+    assert convert is not None and convert.__qualname__.startswith("_sqlite_time_column")
+    assert convert(values) == [process(v) for v in values]
+
+
+def test_sqlite_time_column_fixed_values():
+    from continuity.store.bulk import _column_converter
+
+    convert = _column_converter(t.entries.c.ts, sqlite.dialect())
+    assert convert is not None
+    assert convert(
+        [datetime(2026, 12, 8, 1, 2, 3, tzinfo=UTC), datetime(999, 1, 2, 3, 4, 5, 6), None]
+    ) == ["2026-12-08 01:02:03.000000", "0999-01-02 03:04:05.000006", None]
+    pg = _column_converter(t.entries.c.ts, postgresql.dialect())
+    assert pg is None or "_sqlite_time_column" not in pg.__qualname__

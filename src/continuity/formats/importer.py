@@ -723,7 +723,7 @@ class _FileImport:
         self.replace_positions = False
         #: the batch's raw lines as a worker packed them (``formats.parallel.Batch.packed``)
         self.packed: Packed | None = None
-        self.repeats = RepeatFilter(store, key)
+        self.repeats = RepeatFilter(store, key, fresh=not self.had_rows)
         #: the rows stored so far, as stored (``FileReport.new_rows``); None: not kept
         self.kept: list[Entry] | None = None
         #: the source's ``pending_from`` when this import began (an interrupted one's rows)

@@ -19,9 +19,20 @@ back the same whichever path wrote it.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
+from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Boolean, Connection, LargeBinary, Table, and_, insert, select, update
+from sqlalchemy import (
+    Boolean,
+    Connection,
+    DateTime,
+    LargeBinary,
+    Table,
+    and_,
+    insert,
+    select,
+    update,
+)
 from sqlalchemy.engine import Dialect
 
 from continuity.core.codec import blocks_to_json, message_bytes
@@ -92,12 +103,35 @@ def _digest_column(values: Sequence[Any]) -> Sequence[Any]:
 _AS_IS: dict[type, set[type]] = {Boolean: {bool, type(None)}, LargeBinary: {bytes, type(None)}}
 
 
+#: SQLAlchemy's SQLite ``DATETIME`` storage format (its default, which the schema keeps)
+_SQLITE_TIME_FORMAT = (
+    "%(year)04d-%(month)02d-%(day)02d %(hour)02d:%(minute)02d:%(second)02d.%(microsecond)06d"
+)
+
+
+def _sqlite_time_column(process: Callable[[Any], Any]) -> Callable[[Sequence[Any]], list[Any]]:
+    """A SQLite ``DATETIME`` column's converter: a ``datetime`` as the text SQLAlchemy's
+    bind processor ``process`` makes of it (``_SQLITE_TIME_FORMAT``: the fields, the zone
+    left out), through ``datetime.isoformat``, a fifth of its cost (issue 43 goal 1: 216,400
+    times per 323 MB import); any other value through ``process``."""
+    dt = datetime
+
+    def convert(values: Sequence[Any]) -> list[Any]:
+        return [
+            v.isoformat(" ", "microseconds")[:26] if v.__class__ is dt else process(v)
+            for v in values
+        ]
+
+    return convert
+
+
 def _column_converter(
     column: Any, dialect: Dialect
 ) -> Callable[[Sequence[Any]], Sequence[Any]] | None:
     """The function that turns one column's Python values into what the DBAPI gets (None when
-    they go as they are): the NUL rule for our text types, else the type's bind processor,
-    skipped for a column of ``_AS_IS`` values only."""
+    they go as they are): the NUL rule for our text types, else the type's bind processor
+    (for SQLite's ``DATETIME`` a faster equal one: ``_sqlite_time_column``), skipped for a
+    column of ``_AS_IS`` values only."""
     if isinstance(column.type, t.NativeId):  # before _NulFree, which it is
         name = dialect.name
         return lambda values: [t.NativeId.stored(v, name) for v in values]
@@ -107,9 +141,14 @@ def _column_converter(
         return _nul_free_column
     if isinstance(column.type, t.Sha256):
         return _digest_column
-    process = column.type.dialect_impl(dialect).bind_processor(dialect)
+    impl = column.type.dialect_impl(dialect)
+    process = impl.bind_processor(dialect)
     if process is None:
         return None
+    if getattr(impl, "_storage_format", None) == _SQLITE_TIME_FORMAT and isinstance(
+        column.type, DateTime
+    ):
+        return _sqlite_time_column(process)
     as_is = next((kinds for base, kinds in _AS_IS.items() if isinstance(column.type, base)), set())
 
     def convert(values: Sequence[Any]) -> Sequence[Any]:
