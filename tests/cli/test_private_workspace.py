@@ -78,3 +78,29 @@ def test_where_warns_about_a_file_others_can_read(tmp_path, umask_022):
         f"warning: {home / 'config.toml'} is 0644: other users can read "
         f"it\nfix: chmod -R go= {home}\n"
     )
+
+
+def test_where_json_gives_home_database_and_what_others_can_read(tmp_path, umask_022):
+    """Fresh-user review: ``where`` had no ``--json``. It gives one object: the folder, the
+    database URL, whether the folder exists and what others can read (no warning lines)."""
+    import json
+
+    home = tmp_path / "ws"
+    absent = invoke("where", "--json", "--home", home)
+    assert absent.exit_code == 0 and absent.stderr == ""
+    assert json.loads(absent.stdout) == {
+        "home": str(home),
+        "database": f"sqlite:///{home / 'continuity.db'}",
+        "exists": False,
+        "exposed": [],
+    }
+    assert invoke("db", "upgrade", "--home", home).exit_code == 0
+    (home / "config.toml").write_text("[daemon]\n")
+    found = invoke("where", "--json", "--home", home)
+    assert found.exit_code == 0 and found.stderr == ""
+    assert json.loads(found.stdout) == {
+        "home": str(home),
+        "database": f"sqlite:///{home / 'continuity.db'}",
+        "exists": True,
+        "exposed": [f"{home / 'config.toml'} is 0644: other users can read it"],
+    }

@@ -278,3 +278,14 @@ def test_recall_refuses_a_type_remember_would_refuse(home):
     good = invoke("recall", "build", "--type", " Decision ", "--json", "--home", home)
     assert good.exit_code == 0
     assert [r["type"] for r in json.loads(good.stdout)["results"]] == ["decision"]
+
+
+def test_recall_echoes_a_blank_type_as_typed_and_names_its_filters_when_nothing_matches(home):
+    """Fresh-user review: ``--type '   '`` was refused with ``(got '')``, and a ``--type`` or
+    ``--tag`` that left nothing was not named in the no-match message."""
+    invoke("remember", "the build runs with make", "--type", "decision", "--home", home)
+    blank = invoke("recall", "build", "--type", "   ", "--home", home)
+    assert str(blank.exception).endswith("(got '   ')")
+    none = invoke("recall", "build", "--type", "Rule", "--tag", "ci", "--home", home)
+    assert none.exit_code == 1 and none.stdout == ""
+    assert none.stderr.strip() == "no memory matches 'build' of type 'Rule' tagged 'ci'"

@@ -584,10 +584,12 @@ def db_upgrade(home: Path | None = HomeOption) -> None:
 
 
 @core.command("where")
-def where_cmd(home: Path | None = HomeOption) -> None:
-    """Print the workspace folder and the database URL in use; warn on stderr about each
-    folder or file in the workspace that other users can read."""
-    out.print(f"home: {resolve_home(home)}", markup=False)
+def where_cmd(home: Path | None = HomeOption, as_json: bool = JsonOption) -> None:
+    """Print the workspace folder and the database URL in use (its password hidden); warn
+    on stderr about each folder or file in the workspace that other users can read.
+    ``--json``: one object, ``home``, ``database``, ``exists`` (whether the folder does) and
+    ``exposed`` (what others can read, as the warnings say it); the warnings are not
+    printed then."""
     from sqlalchemy.engine import make_url
     from sqlalchemy.exc import ArgumentError
 
@@ -596,6 +598,20 @@ def where_cmd(home: Path | None = HomeOption) -> None:
         shown = make_url(url).render_as_string(hide_password=True)
     except ArgumentError:
         raise InputError(f"not a database URL: {url!r}") from None
+    if as_json:
+        from continuity.core.private import exposed as _exposed
+
+        folder = resolve_home(home)
+        _emit_json(
+            {
+                "home": str(folder),
+                "database": shown,
+                "exists": folder.is_dir(),
+                "exposed": [item.describe() for item in _exposed(folder)],
+            }
+        )
+        return
+    out.print(f"home: {resolve_home(home)}", markup=False)
     out.print(f"database: {shown}", markup=False)
     if not resolve_home(home).is_dir():  # a fresh-user review: a typo in --home went unsaid
         err.print(

@@ -715,7 +715,8 @@ def _recall(args: list[str], given: set[str], values: dict[str, str]) -> int:
     from continuity.core.text import CONTROL_ESCAPES
 
     if not results:
-        sys.stderr.write(no_memory_message(args[0]).translate(CONTROL_ESCAPES) + "\n")
+        message = no_memory_message(args[0], values.get("--type"))
+        sys.stderr.write(message.translate(CONTROL_ESCAPES) + "\n")
         sys.stderr.flush()
     sys.stdout.write("".join(shown(line) + "\n" for line in recall_lines(found)))
     sys.stdout.flush()

@@ -7,7 +7,7 @@ would add nothing (``cli.output.plain_line``).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from datetime import datetime
 
 from continuity.core.text import CONTROL_ESCAPES, cut_utf8, json_bytes, one_line
@@ -350,12 +350,19 @@ def capped_note(command: str, shown: int, what: str) -> str:
     )
 
 
-def no_memory_message(query: str) -> str:
+def no_memory_message(query: str, type_: str | None = None, tags: Sequence[str] = ()) -> str:
     """What ``continuity recall`` says on standard error when no memory matches ``query``
-    (``redaction.funnel.shown_query``: a long one cut, a secret not shown)."""
+    (``redaction.funnel.shown_query``: a long one cut, a secret not shown), naming the
+    ``--type`` and ``--tag`` filters it was given (fresh-user review: a filter that left
+    nothing went unmentioned)."""
     from continuity.redaction.funnel import shown_query
 
-    return f"no memory matches {shown_query(query)}"
+    text = f"no memory matches {shown_query(query)}"
+    if type_:
+        text += f" of type {shown_query(type_.strip())}"
+    if tags:
+        text += f" tagged {', '.join(shown_query(t) for t in tags)}"
+    return text
 
 
 def search_hit_lines(hit: Any) -> list[list[Part]]:

@@ -85,9 +85,11 @@ MEMORY_TYPES: tuple[str, ...] = get_args(MemoryType)
 
 def fold_type(value: Any) -> Any:
     """A memory type as ``remember`` and ``recall`` compare it: a string trimmed and
-    lower-cased (``" Decision "`` is ``decision``); any other value as given, for the model's
-    own check."""
-    return value.strip().lower() if isinstance(value, str) else value
+    lower-cased (``" Decision "`` is ``decision``); a blank string or any other value as
+    given, for the model's own check (whose error then echoes what the user typed)."""
+    if isinstance(value, str):
+        return value.strip().lower() or value
+    return value
 
 
 class _Model(BaseModel):

@@ -200,7 +200,7 @@ def recall_cmd(
 
     lines = recall_lines(found.to_dict())  # as the daemon's client prints them (cli.fast)
     if not found.results:
-        err.print(no_memory_message(query), markup=False)
+        err.print(no_memory_message(query, type_, tags), markup=False)
     from continuity.cli.render import shown
 
     sys.stdout.write("".join(shown(line) + "\n" for line in lines))  # issue 45 item 6
