@@ -623,3 +623,16 @@ def test_cli_db_upgrade_says_from_which_revision(tmp_path):
         0,
         f"upgraded the schema from revision 0032 to {HEAD_REVISION}\n",
     )
+
+
+def test_import_line_counts_one_row_and_one_line_in_the_singular(tmp_path):
+    """Fresh-user review: a one-line file was reported as ``1 rows from 1 lines``."""
+    path = tmp_path / "one.jsonl"
+    path.write_text(
+        '{"type":"user","uuid":"0f8e1c2a-5b3d-4e6f-8a9b-0c1d2e3f4a5b","parentUuid":null,'
+        '"sessionId":"one-line","timestamp":"2026-12-08T01:00:00Z","cwd":"/w",'
+        '"message":{"role":"user","content":"hello"}}\n'
+    )
+    result = invoke("import", path, "--home", tmp_path / "ws", "--no-embed")
+    assert result.exit_code == 0, result.output
+    assert f"imported {path}: claude-code session one-line, 1 row from 1 line" in result.stdout

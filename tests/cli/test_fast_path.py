@@ -885,6 +885,7 @@ RECALL_CASES = [
     ["recall", "staging", "--type", "decision"],
     ["recall", "zzqqnomatch"],
     ["recall", "zzqqnomatch", "--json"],
+    ["recall", "zzqqnomatch", "--type", "rule", "--json"],
 ]
 
 

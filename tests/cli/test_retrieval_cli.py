@@ -289,3 +289,26 @@ def test_recall_echoes_a_blank_type_as_typed_and_names_its_filters_when_nothing_
     none = invoke("recall", "build", "--type", "Rule", "--tag", "ci", "--home", home)
     assert none.exit_code == 1 and none.stdout == ""
     assert none.stderr.strip() == "no memory matches 'build' of type 'Rule' tagged 'ci'"
+
+
+def test_recall_refuses_the_tags_remember_refuses_and_says_why_nothing_matched_in_json(home):
+    """Fresh-user review: ``recall --tag ''`` (or a 101-character tag) ran and matched nothing
+    where ``remember`` refused it, ``remember --tag '  '`` said "1..100 characters" of a
+    2-character tag, and ``recall --json`` with no match said nothing of its filters."""
+    from continuity.core.errors import InputError
+
+    invoke("remember", "the build runs with make", "--tag", "ops", "--home", home)
+    for command in ("recall", "remember"):
+        blank = invoke(command, "build", "--tag", "  ", "--home", home)
+        assert isinstance(blank.exception, InputError)
+        assert "a tag cannot be blank" in str(blank.exception)
+        long = invoke(command, "build", "--tag", "t" * 101, "--home", home)
+        assert isinstance(long.exception, InputError)
+        assert "each tag must be at most 100 characters" in str(long.exception)
+    spaced = invoke("recall", "build", "--tag", " OPS ", "--json", "--home", home)
+    assert spaced.exit_code == 0
+    assert [r["tags"] for r in json.loads(spaced.stdout)["results"]] == [["ops"]]
+    none = invoke("recall", "build", "--type", "rule", "--json", "--home", home)
+    assert none.exit_code == 1
+    assert json.loads(none.stdout)["results"] == []
+    assert none.stderr.strip() == "no memory matches 'build' of type 'rule'"

@@ -75,8 +75,29 @@ def test_exposed_names_what_others_can_read(tmp_path, umask_022):
     ]
     text = {e.describe() for e in found}
     assert f"{home / 'config.toml'} is 0644: other users can read it" in text
-    assert f"{home / 'spool'} is 0755: other users can enter it" in text
+    assert f"{home / 'spool'} is 0755: other users can read and enter it" in text
     assert private_fix(home) == f"chmod -R go= {home}"  # issue 45 item 3: the one fix
     os.chmod(home, 0o755)
     assert exposed(home)[0] == Exposed(home, 0o755, "folder")
     assert exposed(tmp_path / "missing") == []
+
+
+def test_exposed_says_what_each_mode_lets_others_do_and_follows_a_linked_workspace(tmp_path):
+    """Fresh-user review: a 0702 folder was said to be one others "can enter" (they can only
+    write to it), and a workspace named by a symlink had its 0755 folder go unnamed (the
+    link's own mode was read)."""
+    assert Exposed(tmp_path, 0o702, "folder").describe() == (
+        f"{tmp_path} is 0702: other users can write to it"
+    )
+    assert Exposed(tmp_path, 0o751, "folder").describe() == (
+        f"{tmp_path} is 0751: other users can read and enter it"
+    )
+    assert Exposed(tmp_path / "f", 0o677, "file").describe() == (
+        f"{tmp_path / 'f'} is 0677: other users can read, write to and run it"
+    )
+    real = private_dir(tmp_path / "real")
+    link = tmp_path / "link"
+    link.symlink_to(real)
+    assert exposed(link) == []
+    os.chmod(real, 0o755)
+    assert exposed(link) == [Exposed(link, 0o755, "folder")]

@@ -709,15 +709,16 @@ def _recall(args: list[str], given: set[str], values: dict[str, str]) -> int:
         from continuity.cli.output import emit_json
 
         emit_json(found)
-        _capped_note("recall", limit, len(results), RECALL_MOST, "memories")
-        return 0 if results else 1
     from continuity.cli.lines import no_memory_message, recall_lines, shown
     from continuity.core.text import CONTROL_ESCAPES
 
-    if not results:
+    if not results:  # with --json too: stdout stays JSON, why nothing came back on stderr
         message = no_memory_message(args[0], values.get("--type"))
         sys.stderr.write(message.translate(CONTROL_ESCAPES) + "\n")
         sys.stderr.flush()
+    if as_json:
+        _capped_note("recall", limit, len(results), RECALL_MOST, "memories")
+        return 0 if results else 1
     sys.stdout.write("".join(shown(line) + "\n" for line in recall_lines(found)))
     sys.stdout.flush()
     _capped_note("recall", limit, len(results), RECALL_MOST, "memories")

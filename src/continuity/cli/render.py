@@ -23,7 +23,7 @@ from continuity.cli.lines import (  # shown, cut, TEXT_BYTES: re-exported for th
     unchanged_files,
 )
 from continuity.core.model import Entry, Session
-from continuity.core.text import CONTROL_ESCAPES, one_line
+from continuity.core.text import CONTROL_ESCAPES, counted, one_line
 
 if TYPE_CHECKING:  # annotations only: `sessions` and `show` need neither (issue 17)
     from continuity.api.results import (
@@ -86,12 +86,12 @@ def import_summary(out: Console, err: Console, report: ImportResult) -> None:
         if f.errors:
             extra.append(f"{len(f.errors)} bad")
         if f.warnings:
-            extra.append(f"{len(f.warnings)} warnings")
+            extra.append(counted(len(f.warnings), "warning"))
         tail = f" ({', '.join(extra)})" if extra else ""
         key = escape(one_line(f.session or ""))
         out.print(
-            f"imported {path}: {f.harness} session {key}, {f.imported} rows from "
-            f"{f.lines_read} lines{tail}"
+            f"imported {path}: {f.harness} session {key}, {counted(f.imported, 'row')} from "
+            f"{counted(f.lines_read, 'line')}{tail}"
         )
         file_problems(err, f)
         if f.pending_tail_bytes:

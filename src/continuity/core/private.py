@@ -139,12 +139,22 @@ class Exposed:
         return f"Exposed({str(self.path)!r}, 0o{self.mode:o}, {self.kind!r})"
 
     def describe(self) -> str:
-        """``<path> is 0644: other users can read it`` (the fix is ``private_fix``: one
-        command for the whole workspace, issue 45 item 3)."""
-        return (
-            f"{self.path} is {self.mode:04o}: other users can "
-            f"{'enter' if self.kind == 'folder' else 'read'} it"
-        )
+        """``<path> is 0644: other users can read it``: what the group and other bits let
+        others do (read; write; enter a folder, run a file), e.g. ``0755`` folder: "read and
+        enter", ``0702`` folder: "write to" (the fix is ``private_fix``: one command for the
+        whole workspace, issue 45 item 3)."""
+        bits = (self.mode >> 3 | self.mode) & 0o7
+        can = [
+            verb
+            for bit, verb in (
+                (4, "read"),
+                (2, "write to"),
+                (1, "enter" if self.kind == "folder" else "run"),
+            )
+            if bits & bit
+        ]
+        said = ", ".join(can[:-1]) + f" and {can[-1]}" if len(can) > 1 else can[0]
+        return f"{self.path} is {self.mode:04o}: other users can {said} it"
 
 
 def private_fix(home: str | os.PathLike[str]) -> str:
@@ -159,13 +169,15 @@ def private_fix(home: str | os.PathLike[str]) -> str:
 def exposed(home: str | os.PathLike[str], *, limit: int = 10_000) -> list[Exposed]:
     """The workspace folder ``home`` and the folders and regular files under it whose mode
     gives group or others any bit (``mode & 0o077``), in walk order, at most ``limit`` entries
-    looked at. Symlinks are not followed (the link's target is not in the workspace). A
-    missing ``home`` gives []. Issue 16: a fresh workspace gives []."""
+    looked at. Symlinks inside it are not followed (the link's target is not in the
+    workspace); ``home`` itself may be one, and then its target's mode is the workspace's (a
+    fresh-user review: a linked workspace's 0755 folder went unnamed). A missing ``home``
+    gives []. Issue 16: a fresh workspace gives []."""
     from pathlib import Path
 
     root = Path(home)
     try:
-        st = root.lstat()
+        st = root.stat()
     except FileNotFoundError:
         return []
     found: list[Exposed] = []

@@ -92,6 +92,18 @@ def fold_type(value: Any) -> Any:
     return value
 
 
+def clean_tags(tags: list[str]) -> list[str]:
+    """Tags as ``remember`` stores them and ``recall`` filters by them: each trimmed, repeats
+    dropped (first kept). Raises ``ValueError`` (a validation error naming ``tags``) for a
+    blank tag or one over ``TAG_MAX_CHARS`` (100) characters once trimmed."""
+    out = [t.strip() for t in tags]
+    if any(not t for t in out):
+        raise ValueError("a tag cannot be blank")
+    if any(len(t) > TAG_MAX_CHARS for t in out):
+        raise ValueError(f"each tag must be at most {TAG_MAX_CHARS} characters")
+    return list(dict.fromkeys(out))
+
+
 class _Model(BaseModel):
     model_config = ConfigDict(populate_by_name=True, extra="forbid", str_strip_whitespace=False)
 
@@ -143,10 +155,7 @@ class RememberRequest(_Model):
     @field_validator("tags")
     @classmethod
     def _clean_tags(cls, value: list[str]) -> list[str]:
-        tags = [t.strip() for t in value]
-        if any(not t or len(t) > TAG_MAX_CHARS for t in tags):
-            raise ValueError(f"each tag must be 1..{TAG_MAX_CHARS} characters")
-        return list(dict.fromkeys(tags))
+        return clean_tags(value)
 
 
 class MemoryOut(_Model):
@@ -230,6 +239,12 @@ class RecallRequest(_Model):
         # as remember folds it: a type remember would refuse is refused here too
         # (fresh-user review: `recall --type bogus` ran and matched nothing)
         return fold_type(value)
+
+    @field_validator("tags")
+    @classmethod
+    def _clean_tags(cls, value: list[str]) -> list[str]:
+        # as remember cleans them (fresh-user review: `recall --tag ''` ran and matched nothing)
+        return clean_tags(value)
 
 
 class RecallResult(MemoryOut):

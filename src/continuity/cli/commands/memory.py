@@ -189,15 +189,16 @@ def recall_cmd(
     from continuity.cli.lines import capped_note
 
     capped = limit == 0 and len(found.results) >= RECALL_MOST
+    from continuity.cli.lines import no_memory_message, recall_lines
+
     if as_json:
         emit_json(found.to_dict())
-        if not found.results:
+        if not found.results:  # stdout stays JSON; why nothing came back goes to stderr
+            err.print(no_memory_message(query, type_, tags), markup=False)
             raise typer.Exit(EXIT_NO_MATCH)
         if capped:  # as the daemon's client says it (cli.fast)
             err.print(capped_note("recall", RECALL_MOST, "memories"), markup=False)
         return
-    from continuity.cli.lines import no_memory_message, recall_lines
-
     lines = recall_lines(found.to_dict())  # as the daemon's client prints them (cli.fast)
     if not found.results:
         err.print(no_memory_message(query, type_, tags), markup=False)
