@@ -354,6 +354,12 @@ def test_removed_hooks_with_recent_sessions_are_a_problem(
     with open_store(f"sqlite:///{world['ws'] / 'continuity.db'}") as store:
         store.upsert_session(Session("cc-1", "claude-code", started_at=recent))
     code, report = doctor()
+    # imported only (no hook event ever applied): nothing was captured, so nothing stopped
+    assert check(report, "hooks", "claude-code")["status"] == "warning"
+    assert code == 0
+    with open_store(f"sqlite:///{world['ws'] / 'continuity.db'}") as store:
+        store.mark_events_applied(["e" * 32], recent)  # the hooks delivered an event once
+    code, report = doctor()
     hooks = check(report, "hooks", "claude-code")
     assert hooks["status"] == "problem", hooks
     assert "capture of claude-code stopped" in hooks["detail"]

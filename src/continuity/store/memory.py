@@ -375,6 +375,14 @@ class MemoryStoreMixin(SqlParts):
                 )
         return found
 
+    def any_applied_event(self) -> bool:
+        """Whether any hook event was ever applied to this store (``applied_events`` holds
+        a row): the workspace has been captured by hooks, not only imported into. What
+        ``doctor`` asks before it calls a harness's capture stopped."""
+        c = t.applied_events.c
+        with self._conn() as conn:
+            return conn.execute(select(c.event_id).limit(1)).first() is not None
+
     @staticmethod
     def _transcript(r: Any, parts: Sequence[str] = ()) -> TranscriptRow:
         return TranscriptRow(

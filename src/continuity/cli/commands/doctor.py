@@ -29,7 +29,8 @@ Each check is ``ok``, ``problem`` (capture does not work: a fix is named), ``war
 but look) or ``info``. A harness found without hooks of ours is a ``warning`` (not every user
 runs all three; with no harness hooked at all it is a ``problem``), one not found and not
 hooked only ``info``; without hooks but with a session whose rows are younger than
-``RECENT_CAPTURE_DAYS`` it is a ``problem`` (capture stopped; issue 45). Every command a fix
+``RECENT_CAPTURE_DAYS``, in a workspace hooks have delivered to, it is a ``problem`` (capture
+stopped; issue 45; a workspace only imported into keeps the warning). Every command a fix
 names carries ``--home`` (and ``--settings``) in use (``command_for``; issue 45 item 2).
 Nothing is written (opening an existing store brings its
 schema up to date, as every command does). Exit status: 0 when no check
@@ -771,6 +772,19 @@ def last_events(home: Path, harnesses: tuple[str, ...]) -> dict[str, dict[str, A
     return found
 
 
+def ever_hooked(home: Path) -> bool:
+    """Whether the workspace ever applied a hook event (``Store.any_applied_event``); False
+    for one with no database yet. Else its sessions were imported, never captured."""
+    from continuity.core.config import database_url
+    from continuity.store import open_store
+
+    url = database_url(home)
+    if url.startswith("sqlite") and not (home / "continuity.db").exists():
+        return False
+    with open_store(url) as store:
+        return store.any_applied_event()
+
+
 def _ago(iso: str | None) -> str:
     if not iso:
         return "at an unknown time"
@@ -1031,12 +1045,15 @@ def _lost_text_dicts(conn: Any) -> dict[int, int]:
 
 
 def _capture_stopped(
-    per: list[Check], harness: str, seen: dict[str, Any] | None, home: Path
+    per: list[Check], harness: str, seen: dict[str, Any] | None, home: Path, captured: bool
 ) -> None:
     """Turn the ``hooks`` warning of a harness without our hooks into a ``problem`` when the
     workspace holds a session of it with rows from the last ``RECENT_CAPTURE_DAYS`` days:
-    it was being captured and is no more (issue 45 item 2)."""
-    if not seen or not seen.get("at"):
+    it was being captured and is no more (issue 45 item 2). Not in a workspace that never
+    applied a hook event (``captured`` false): its sessions were imported, nothing stopped
+    (a fresh-user review: right after the README's quick start, which imports the sample
+    sessions, doctor said Claude Code's capture had stopped)."""
+    if not captured or not seen or not seen.get("at"):
         return
     try:
         at = datetime.fromisoformat(seen["at"])
@@ -1092,8 +1109,9 @@ def diagnose(
         checks.append(integrity)
     try:
         last = last_events(home, harnesses)
+        captured = ever_hooked(home)
     except Exception as exc:  # noqa: BLE001 - a broken store is one more finding
-        last = {}
+        last, captured = {}, False
         checks.append(
             Check(
                 "store",
@@ -1107,7 +1125,7 @@ def diagnose(
         per = check_harness(harness, home, which=which)
         hooked = any(c.check == "hooks" and c.data.get("events") for c in per)
         if not hooked:
-            _capture_stopped(per, harness, last.get(harness), home)
+            _capture_stopped(per, harness, last.get(harness), home, captured)
         if hooked:
             seen = last.get(harness)
             if seen:
