@@ -429,3 +429,14 @@ def test_store_sources_by_path_presence_and_sessions_without_transcript(store):
     assert store.source_presence() == {"/f/a.jsonl": False, "/f/b.jsonl": True}
     assert store.get_sources(["/f/b.jsonl"])["/f/b.jsonl"].gone_at is not None
     assert store.sessions_without_transcript(["k", "unknown", ""]) == ["k"]
+
+
+def test_any_applied_event_says_whether_hooks_ever_delivered(store):
+    """``doctor`` asks it before it calls a capture stopped: False in a store only imported
+    into, True once a hook event was applied; ``applied_events`` finds the ids."""
+    from datetime import UTC, datetime
+
+    assert store.any_applied_event() is False
+    assert store.mark_events_applied(["a" * 32, "a" * 32, ""], datetime.now(UTC)) == 1
+    assert store.any_applied_event() is True
+    assert store.applied_events(["a" * 32, "b" * 32]) == {"a" * 32}
