@@ -92,7 +92,10 @@ class RepeatFilter:
     #: this filter passed: an id it never passed is not asked of the store (issue 43 goal 1:
     #: on a fresh import that look-up was 5 % of the writer's time and found nothing). The
     #: ids passed are kept as bits of ``PASSED_BITS`` (by their hash): a bit set by another
-    #: id only costs a look-up, and memory stays 1 MiB whatever the session's size.
+    #: id only costs a look-up, and memory stays 1 MiB whatever the session's size. It
+    #: assumes no other writer adds rows to the session meanwhile (a file's import holds its
+    #: source's claim); one that did would have its copy of an id kept as a row of its own,
+    #: never lost.
     fresh: bool = False
     duplicates: int = 0
     warnings: list[tuple[int, str]] = field(default_factory=list)
